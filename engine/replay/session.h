@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * session.h - one replay: the machine model, (later) the mm model, and the
+ * checkers, fed one event at a time.  What `ptfuzz replay` and the fuzz
+ * harnesses drive.
+ */
+#ifndef PTFUZZ_SESSION_H
+#define PTFUZZ_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+#include "violation.h"
+
+struct pt_session;
+
+/* Per-event-kind and per-op cost counters (`ptfuzz stats`). */
+struct pt_counters {
+	uint64_t events;
+	uint64_t by_kind[PT_EV_KIND_COUNT];
+	uint64_t tlbi_by_op[PT_TLBI_COUNT];
+	uint64_t dsb_by_dom[PT_BAR_COUNT];
+	uint64_t dmb, isb;
+	uint64_t pt_writes;
+	uint64_t tables_alloc, tables_freed;
+	uint64_t pages_alloc, pages_freed;
+};
+
+/*! pt_session_new() : a fresh machine for a trace with header h; NULL if h is unusable. */
+struct pt_session *pt_session_new(const struct pt_header *h);
+void pt_session_free(struct pt_session *s);
+/*! pt_session_event() : run one event; returns the number of new violations it revealed. */
+unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev);
+/*! pt_session_finish() : end of trace (end-of-trace checks); returns new violations. */
+unsigned pt_session_finish(struct pt_session *s);
+unsigned pt_session_nviolations(const struct pt_session *s);
+const struct pt_violation *pt_session_violation(const struct pt_session *s, unsigned i);
+const struct pt_counters *pt_session_counters(const struct pt_session *s);
+/*! pt_session_hash() : a hash of the whole machine state (page tables, caches, locks); deterministic. */
+uint64_t pt_session_hash(const struct pt_session *s);
+
+#endif
