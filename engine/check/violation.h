@@ -49,6 +49,7 @@ struct pt_violation {
 	struct pt_stale stale;
 	char what[256];		/* one sentence: what happened, with addresses */
 	const char *rule;	/* one sentence citing the rule (Arm ARM / kernel contract) */
+	unsigned repeats;	/* further occurrences with the same signature, folded into this one */
 };
 
 #endif

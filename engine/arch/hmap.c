@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* hmap.c - open-addressing multimap (see hmap.h). */
+#include "hmap.h"
+
+#include <assert.h>
+#include <string.h>
+
+static void alloc_slots(struct hmap *h, uint64_t cap)
+{
+	h->slot = malloc(cap * sizeof(*h->slot));
+	if (!h->slot)
+		abort();
+	memset(h->slot, 0xff, cap * sizeof(*h->slot));
+	h->mask = cap - 1;
+	h->count = 0;
+}
+
+void hmap_init(struct hmap *h, unsigned log2cap)
+{
+	alloc_slots(h, 1ull << log2cap);
+}
+
+void hmap_destroy(struct hmap *h)
+{
+	free(h->slot);
+	h->slot = NULL;
+}
+
+void hmap_clear(struct hmap *h)
+{
+	memset(h->slot, 0xff, (h->mask + 1) * sizeof(*h->slot));
+	h->count = 0;
+}
+
+static void put(struct hmap *h, uint64_t key, uint64_t val)
+{
+	uint64_t i = hmap_mix(key) & h->mask;
+	while (h->slot[i].key != HMAP_EMPTY)
+		i = (i + 1) & h->mask;
+	h->slot[i].key = key;
+	h->slot[i].val = val;
+	h->count++;
+}
+
+static void grow(struct hmap *h)
+{
+	struct hmap_slot *old = h->slot;
+	uint64_t cap = h->mask + 1;
+	alloc_slots(h, cap * 2);
+	for (uint64_t i = 0; i < cap; i++)
+		if (old[i].key != HMAP_EMPTY)
+			put(h, old[i].key, old[i].val);
+	free(old);
+}
+
+void hmap_insert(struct hmap *h, uint64_t key, uint64_t val)
+{
+	assert(key != HMAP_EMPTY);
+	if ((h->count + 1) * 2 > h->mask + 1)
+		grow(h);
+	put(h, key, val);
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void delete_at(struct hmap *h, uint64_t i)
+{
+	uint64_t j = i;
+	for (;;) {
+		j = (j + 1) & h->mask;
+		if (h->slot[j].key == HMAP_EMPTY)
+			break;
+		uint64_t home = hmap_mix(h->slot[j].key) & h->mask;
+		/* can slot j move to i?  only if its home is not in (i, j] cyclically */
+		bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+		if (!between) {
+			h->slot[i] = h->slot[j];
+			i = j;
+		}
+	}
+	h->slot[i].key = HMAP_EMPTY;
+	h->slot[i].val = HMAP_EMPTY;
+	h->count--;
+}
+
+bool hmap_remove(struct hmap *h, uint64_t key, uint64_t val)
+{
+	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
+		if (h->slot[it].val == val) {
+			delete_at(h, it);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool hmap_replace(struct hmap *h, uint64_t key, uint64_t old, uint64_t new)
+{
+	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
+		if (h->slot[it].val == old) {
+			h->slot[it].val = new;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint64_t hmap_get(const struct hmap *h, uint64_t key, uint64_t def)
+{
+	uint64_t it = hmap_first(h, key);
+	return it == HMAP_END ? def : h->slot[it].val;
+}
+
+void hmap_set(struct hmap *h, uint64_t key, uint64_t val)
+{
+	uint64_t it = hmap_first(h, key);
+	if (it != HMAP_END)
+		h->slot[it].val = val;
+	else
+		hmap_insert(h, key, val);
+}
+
+bool hmap_del(struct hmap *h, uint64_t key)
+{
+	uint64_t it = hmap_first(h, key);
+	if (it == HMAP_END)
+		return false;
+	delete_at(h, it);
+	return true;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * hmap.h - an open-addressing multimap u64 key -> u64 value (linear probing,
+ * backward-shift deletion), the one index structure of the machine model.
+ * Key UINT64_MAX is reserved.
+ */
+#ifndef PTFUZZ_HMAP_H
+#define PTFUZZ_HMAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define HMAP_EMPTY UINT64_MAX
+
+struct hmap_slot {
+	uint64_t key;
+	uint64_t val;
+};
+
+struct hmap {
+	struct hmap_slot *slot;
+	uint64_t mask;		/* capacity - 1 */
+	uint64_t count;
+};
+
+static inline uint64_t hmap_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+void hmap_init(struct hmap *h, unsigned log2cap);
+void hmap_destroy(struct hmap *h);
+void hmap_clear(struct hmap *h);
+void hmap_insert(struct hmap *h, uint64_t key, uint64_t val);
+/*! hmap_remove() : remove one (key, val) pair; returns false if absent. */
+bool hmap_remove(struct hmap *h, uint64_t key, uint64_t val);
+/*! hmap_replace() : change the value of pair (key, old) to new; returns false if absent. */
+bool hmap_replace(struct hmap *h, uint64_t key, uint64_t old, uint64_t new);
+/*! hmap_get() : the value of the first pair with key, or def. (For maps with unique keys.) */
+uint64_t hmap_get(const struct hmap *h, uint64_t key, uint64_t def);
+/*! hmap_set() : set the unique value of key (insert or overwrite). */
+void hmap_set(struct hmap *h, uint64_t key, uint64_t val);
+bool hmap_del(struct hmap *h, uint64_t key);
+
+/* Iterate the values of key: for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) */
+#define HMAP_END UINT64_MAX
+static inline uint64_t hmap_next(const struct hmap *h, uint64_t key, uint64_t pos)
+{
+	for (uint64_t i = (pos + 1) & h->mask;; i = (i + 1) & h->mask) {
+		if (h->slot[i].key == HMAP_EMPTY)
+			return HMAP_END;
+		if (h->slot[i].key == key)
+			return i;
+	}
+}
+static inline uint64_t hmap_first(const struct hmap *h, uint64_t key)
+{
+	uint64_t i = hmap_mix(key) & h->mask;
+	if (h->slot[i].key == key)
+		return i;
+	if (h->slot[i].key == HMAP_EMPTY)
+		return HMAP_END;
+	return hmap_next(h, key, i);
+}
+static inline uint64_t hmap_val(const struct hmap *h, uint64_t it) { return h->slot[it].val; }
+
+#endif

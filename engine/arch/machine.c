@@ -1,0 +1,1285 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * machine.c - the arm64 machine model (see machine.h for the cache model).
+ *
+ * Names follow the Arm ARM; rule references are to Arm DDI 0487
+ * (K.a): D8.16 "Translation Lookaside Buffers", D8.17 "TLB maintenance",
+ * B2.3 (ordering of stores and DSB), D8.2 (VMSAv8-64 descriptors).
+ */
+#include "machine.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hmap.h"
+
+#define NO_POS UINT32_MAX
+#define POS_STALE_NONE UINT32_MAX
+
+struct pt_table {
+	uint64_t latest[PT_PTRS];	/* program order: what the kernel reads back */
+	uint64_t visible[PT_PTRS];	/* what the walker is guaranteed to see */
+	uint32_t first_pos;
+};
+
+struct pend_store {
+	uint32_t frame;
+	uint32_t idx;
+	uint64_t val;
+};
+
+struct pend_tlbi {
+	uint8_t op;
+	uint8_t ttl;
+	uint16_t asid;
+	uint64_t va, size;	/* VA range; size 0 = all VAs */
+	uint64_t seq;		/* visibility sequence at issue */
+};
+
+#define VEC(T) struct { T *v; uint32_t n, cap; }
+#define VEC_PUSH(vec, x) do {						\
+	if ((vec).n == (vec).cap) {					\
+		(vec).cap = (vec).cap ? (vec).cap * 2 : 16;		\
+		(vec).v = realloc((vec).v, (vec).cap * sizeof(*(vec).v)); \
+		if (!(vec).v)						\
+			abort();					\
+	}								\
+	(vec).v[(vec).n++] = (x);					\
+} while (0)
+
+struct cpu {
+	VEC(struct pend_store) stores;
+	VEC(struct pend_tlbi) tlbis;
+	VEC(uint32_t) zeroes;		/* table frames zeroed, not yet ordered */
+	uint16_t asid;
+	uint32_t tid;
+	struct pt_opctx op;
+};
+
+struct lock_rule {
+	uint32_t root;
+	uint8_t cls;
+	uint64_t key;
+};
+
+struct pt_machine {
+	unsigned ncpus;
+	uint64_t allmask;
+	struct cpu cpu[PT_MAX_CPUS];
+
+	VEC(struct pt_frame) frames;
+	struct hmap frame_by_pfn;	/* pfn -> frame index */
+	VEC(struct pt_table *) table_pool;
+
+	VEC(struct pt_pos) pos;		/* slab; free slots have in_use = 0 */
+	VEC(uint32_t) pos_free;
+	VEC(uint32_t) stale_pos;	/* dense list of stale positions */
+
+	VEC(struct pt_fact) facts;	/* dense: index = fact id */
+	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
+	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
+	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
+
+	uint32_t *asid_root;		/* 65536 entries: root frame per ASID */
+	uint32_t kernel_root;
+
+	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
+	VEC(struct lock_rule) rules;
+	bool locks_recorded;
+
+	uint64_t seq;			/* visibility sequence */
+	uint64_t event_index;		/* index of the event being applied */
+	const struct pt_event *cur;
+	uint32_t next_op_id;
+	uint64_t next_page_id;
+
+	const struct pt_observer *obs;
+	void *obs_ctx;
+};
+
+#define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
+
+static inline uint64_t va_key(uint64_t va, unsigned level)
+{
+	return (va & ~(pt_level_size(level) - 1)) | 0x800 | level;
+}
+
+/* ---- frames ---- */
+
+static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
+{
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	uint64_t idx = hmap_get(&m->frame_by_pfn, pfn, HMAP_EMPTY);
+	if (idx != HMAP_EMPTY)
+		return (uint32_t)idx;
+	if (!create)
+		return PT_NO_FRAME;
+	struct pt_frame f = { .pfn = pfn };
+	VEC_PUSH(m->frames, f);
+	hmap_insert(&m->frame_by_pfn, pfn, m->frames.n - 1);
+	return m->frames.n - 1;
+}
+
+static struct pt_table *table_new(struct pt_machine *m)
+{
+	struct pt_table *t;
+	if (m->table_pool.n)
+		t = m->table_pool.v[--m->table_pool.n];
+	else if (!(t = malloc(sizeof(*t))))
+		abort();
+	memset(t, 0, sizeof(*t));
+	t->first_pos = NO_POS;
+	return t;
+}
+
+/* Make frame f a table (if it is not one), at level if known. */
+static struct pt_frame *make_table(struct pt_machine *m, uint32_t f, int level)
+{
+	struct pt_frame *fr = &m->frames.v[f];
+	if (fr->state != PT_FS_TABLE) {
+		fr->state = PT_FS_TABLE;
+		fr->tbl = table_new(m);
+		fr->zero = PT_ZS_ORDERED;	/* never seen allocated: assume it was prepared */
+		fr->level_known = 0;
+	}
+	if (level >= 0 && !fr->level_known) {
+		fr->level = (uint8_t)level;
+		fr->level_known = 1;
+	}
+	return fr;
+}
+
+/* ---- positions ---- */
+
+static uint64_t pos_size(const struct pt_machine *m, const struct pt_pos *p)
+{
+	const struct pt_frame *fr = &m->frames.v[p->frame];
+	return fr->level == 0 ? (1ull << 48) : pt_level_size(fr->level - 1);
+}
+
+static bool same_tag(const struct pt_pos *a, bool global, uint16_t asid)
+{
+	return a->global == global && (global || a->asid == asid);
+}
+
+static void stale_list_add(struct pt_machine *m, uint32_t p)
+{
+	m->pos.v[p].stale_idx = m->stale_pos.n;
+	VEC_PUSH(m->stale_pos, p);
+}
+
+static void stale_list_del(struct pt_machine *m, uint32_t p)
+{
+	uint32_t i = m->pos.v[p].stale_idx;
+	uint32_t last = m->stale_pos.v[--m->stale_pos.n];
+	m->stale_pos.v[i] = last;
+	m->pos.v[last].stale_idx = i;
+	m->pos.v[p].stale_idx = POS_STALE_NONE;
+}
+
+static void pos_unlink(struct pt_machine *m, uint32_t p)
+{
+	struct pt_pos *pp = &m->pos.v[p];
+	struct pt_table *t = m->frames.v[pp->frame].tbl;
+	uint32_t *link = &t->first_pos;
+	while (*link != p)
+		link = &m->pos.v[*link].next;
+	*link = pp->next;
+	if (pp->stale_idx != POS_STALE_NONE)
+		stale_list_del(m, p);
+	pp->in_use = 0;
+	VEC_PUSH(m->pos_free, p);
+}
+
+static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, uint16_t asid, bool live,
+		    unsigned by_cpu);
+
+/* The op a CPU is inside, for stamping stale entries. */
+static void stamp(struct pt_machine *m, unsigned cpu, uint32_t *op, uint8_t *lazy, uint64_t va)
+{
+	const struct pt_opctx *o = &m->cpu[cpu].op;
+	*op = o->open ? o->id : 0;
+	/* vunmap leaves kernel TLB entries for the lazy purge (mm/vmalloc.c: free_vmap_area_noflush) */
+	*lazy = o->open && (o->kind == PT_OP_VUNMAP || o->kind == PT_OP_VFREE) && va >= PT_KERNEL_VA_BASE;
+}
+
+/* Visit the table descriptors of a table's visible entries. */
+static void for_each_child(struct pt_machine *m, uint32_t f,
+			   void (*fn)(struct pt_machine *, uint32_t child, unsigned idx, void *), void *ctx)
+{
+	struct pt_frame *fr = &m->frames.v[f];
+	if (!fr->level_known || fr->level >= 3 || !fr->tbl)
+		return;
+	for (unsigned i = 0; i < PT_PTRS; i++) {
+		uint64_t d = fr->tbl->visible[i];
+		if (!pt_desc_is_table(d, fr->level))
+			continue;
+		uint32_t c = frame_get(m, pt_desc_oa(d), false);
+		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE)
+			fn(m, c, i, ctx);
+	}
+}
+
+static void make_stale(struct pt_machine *m, uint32_t p, unsigned by_cpu);
+
+struct stale_walk { uint32_t parent; unsigned by_cpu; };
+
+static void stale_child(struct pt_machine *m, uint32_t child, unsigned idx, void *ctx)
+{
+	struct stale_walk *w = ctx;
+	const struct pt_pos *pp = &m->pos.v[w->parent];
+	uint64_t va = pp->va + idx * pt_level_size(m->frames.v[pp->frame].level);
+	for (uint32_t c = m->frames.v[child].tbl->first_pos; c != NO_POS; c = m->pos.v[c].next) {
+		struct pt_pos *cp = &m->pos.v[c];
+		if (cp->live && cp->va == va && same_tag(cp, pp->global, pp->asid))
+			make_stale(m, c, w->by_cpu);
+	}
+}
+
+/* A live position stops being walkable from the tables: it survives in walk caches. */
+static void make_stale(struct pt_machine *m, uint32_t p, unsigned by_cpu)
+{
+	struct pt_pos *pp = &m->pos.v[p];
+	if (!pp->live)
+		return;
+	pp->live = 0;
+	pp->since = m->event_index;
+	pp->seq = ++m->seq;
+	pp->cpumask = m->allmask;
+	pp->by_cpu = (uint16_t)by_cpu;
+	stamp(m, by_cpu, &pp->op, &pp->lazy, pp->va);
+	stale_list_add(m, p);
+	struct stale_walk w = { p, by_cpu };
+	for_each_child(m, pp->frame, stale_child, &w);
+}
+
+struct add_walk { uint32_t parent; };
+
+static void add_child(struct pt_machine *m, uint32_t child, unsigned idx, void *ctx)
+{
+	struct add_walk *w = ctx;
+	const struct pt_pos pp = m->pos.v[w->parent];
+	const struct pt_frame *fr = &m->frames.v[pp.frame];
+	make_table(m, child, fr->level + 1);
+	add_pos(m, child, pp.va + idx * pt_level_size(fr->level), pp.global, pp.asid, pp.live, pp.by_cpu);
+}
+
+static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, uint16_t asid, bool live,
+		    unsigned by_cpu)
+{
+	struct pt_table *t = m->frames.v[f].tbl;
+	for (uint32_t q = t->first_pos; q != NO_POS; q = m->pos.v[q].next) {
+		struct pt_pos *qp = &m->pos.v[q];
+		if (qp->va == va && same_tag(qp, global, asid)) {
+			if (live && !qp->live) {
+				/* hooked again where it was: live again (its stale entry is now harmless) */
+				stale_list_del(m, q);
+				qp->live = 1;
+			}
+			return;
+		}
+	}
+	uint32_t p;
+	if (m->pos_free.n) {
+		p = m->pos_free.v[--m->pos_free.n];
+	} else {
+		struct pt_pos z = { 0 };
+		VEC_PUSH(m->pos, z);
+		p = m->pos.n - 1;
+	}
+	struct pt_pos *pp = &m->pos.v[p];
+	memset(pp, 0, sizeof(*pp));
+	pp->frame = f;
+	pp->parent = UINT32_MAX;
+	pp->va = va;
+	pp->global = global;
+	pp->asid = global ? 0 : asid;
+	pp->in_use = 1;
+	pp->stale_idx = POS_STALE_NONE;
+	pp->next = t->first_pos;
+	t->first_pos = p;
+	if (live) {
+		pp->live = 1;
+	} else {
+		pp->live = 0;
+		pp->since = m->event_index;
+		pp->seq = ++m->seq;
+		pp->cpumask = m->allmask;
+		pp->by_cpu = (uint16_t)by_cpu;
+		stamp(m, by_cpu, &pp->op, &pp->lazy, va);
+		stale_list_add(m, p);
+	}
+	struct add_walk w = { p };
+	for_each_child(m, f, add_child, &w);
+}
+
+/* ---- stale leaf facts ---- */
+
+static void fact_index(struct pt_machine *m, uint32_t i)
+{
+	const struct pt_fact *f = &m->facts.v[i];
+	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
+	hmap_insert(&m->facts_by_oa, va_key(pt_desc_oa(f->desc), f->level), i);
+}
+
+static void fact_unindex(struct pt_machine *m, uint32_t i)
+{
+	const struct pt_fact *f = &m->facts.v[i];
+	bool a = hmap_remove(&m->facts_by_va, va_key(f->va, f->level), i);
+	bool b = hmap_remove(&m->facts_by_oa, va_key(pt_desc_oa(f->desc), f->level), i);
+	assert(a && b);
+	(void)a;
+	(void)b;
+}
+
+static void fact_del(struct pt_machine *m, uint32_t i)
+{
+	uint32_t last = m->facts.n - 1;
+	fact_unindex(m, i);
+	if (i != last) {
+		const struct pt_fact *l = &m->facts.v[last];
+		hmap_replace(&m->facts_by_va, va_key(l->va, l->level), last, i);
+		hmap_replace(&m->facts_by_oa, va_key(pt_desc_oa(l->desc), l->level), last, i);
+		m->facts.v[i] = *l;
+	}
+	m->facts.n--;
+}
+
+static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
+		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op,
+		     bool lazy)
+{
+	if (!global && (desc & PT_DESC_NG) == 0)
+		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
+	if (global)
+		asid = 0;
+	uint64_t key = va_key(va, level);
+	for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
+	     it = hmap_next(&m->facts_by_va, key, it)) {
+		struct pt_fact *f = &m->facts.v[hmap_val(&m->facts_by_va, it)];
+		if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
+			f->cpumask |= cpumask;
+			if (seq > f->seq) {
+				f->seq = seq;
+				f->since = since;
+				f->by_cpu = (uint16_t)by_cpu;
+				f->op = op;
+				f->lazy = lazy;
+			}
+			return;
+		}
+	}
+	struct pt_fact f = {
+		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
+		.global = global, .level = (uint8_t)level, .lazy = lazy, .in_use = 1,
+		.by_cpu = (uint16_t)by_cpu, .op = op,
+	};
+	VEC_PUSH(m->facts, f);
+	fact_index(m, m->facts.n - 1);
+}
+
+/* Permissions a leaf grants, to tell a harmless change (more permissive or equal) from a reducing one. */
+static bool more_permissive_or_equal(uint64_t newd, uint64_t oldd)
+{
+	bool old_w = !(oldd & PT_DESC_RDONLY) || (oldd & PT_DESC_DBM);
+	bool new_w = !(newd & PT_DESC_RDONLY) || (newd & PT_DESC_DBM);
+	if (old_w && !new_w)
+		return false;
+	if ((oldd & PT_DESC_USER) && !(newd & PT_DESC_USER))
+		return false;
+	if (!(oldd & PT_DESC_PXN) && (newd & PT_DESC_PXN))
+		return false;
+	if (!(oldd & PT_DESC_UXN) && (newd & PT_DESC_UXN))
+		return false;
+	return true;
+}
+
+/* Would a TLB entry for `oldd` still be correct, if less permissive, once `newd` is live? */
+static bool stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level)
+{
+	if (!pt_desc_is_leaf(newd, level))
+		return false;
+	if (pt_desc_oa(oldd) != pt_desc_oa(newd))
+		return false;
+	const uint64_t same = PT_DESC_ATTR_MASK | PT_DESC_CONT | PT_DESC_NG | 3;
+	if ((oldd ^ newd) & same)
+		return false;
+	return more_permissive_or_equal(newd, oldd);
+}
+
+/* ---- applying a store the walker can now see ---- */
+
+static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
+{
+	uint64_t key = va_key(pt_desc_oa(d), level);
+	uint64_t val = (uint64_t)f << 9 | idx;
+	if (add)
+		hmap_insert(&m->rmap, key, val);
+	else
+		hmap_remove(&m->rmap, key, val);
+}
+
+static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
+{
+	struct pt_frame *fr = &m->frames.v[f];
+	if (fr->state != PT_FS_TABLE)
+		return;		/* freed since the store: nothing to see */
+	struct pt_table *t = fr->tbl;
+	uint64_t old = t->visible[idx];
+	if (old == new)
+		return;
+	t->visible[idx] = new;
+	m->seq++;
+	OBS(m, pt_visible, f, idx, old, new, by_cpu);
+	if (!fr->level_known)
+		return;		/* not reachable from anything known: no translation changed */
+	unsigned level = fr->level;
+	uint64_t size = pt_level_size(level);
+
+	if (pt_desc_is_table(old, level)) {
+		uint32_t c = frame_get(m, pt_desc_oa(old), false);
+		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE) {
+			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+				struct stale_walk w = { p, by_cpu };
+				stale_child(m, c, idx, &w);
+			}
+		}
+	} else if (pt_desc_is_leaf(old, level)) {
+		rmap_update(m, old, level, f, idx, false);
+		if (!stale_is_harmless(old, new, level)) {
+			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+				const struct pt_pos *pp = &m->pos.v[p];
+				uint32_t op;
+				uint8_t lazy;
+				uint64_t va = pp->va + idx * size;
+				stamp(m, by_cpu, &op, &lazy, va);
+				fact_add(m, va, level, old, pp->global, pp->asid,
+					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op,
+					 lazy || pp->lazy);
+			}
+		}
+	}
+
+	if (pt_desc_is_table(new, level)) {
+		uint32_t c = frame_get(m, pt_desc_oa(new), true);
+		fr = &m->frames.v[f];	/* frames may have moved */
+		make_table(m, c, level + 1);
+		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+			struct pt_pos pp = m->pos.v[p];
+			add_pos(m, c, pp.va + idx * size, pp.global, pp.asid, pp.live, by_cpu);
+			OBS(m, table_live, pp.va + idx * size, level, pp.asid, pp.global, c, by_cpu);
+		}
+	} else if (pt_desc_is_leaf(new, level)) {
+		rmap_update(m, new, level, f, idx, true);
+		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+			const struct pt_pos *pp = &m->pos.v[p];
+			OBS(m, leaf_live, pp->va + idx * size, level, pp->asid, pp->global, new, by_cpu);
+		}
+	}
+}
+
+/* ---- barriers and TLB maintenance ---- */
+
+static bool tlbi_is_local(unsigned op) { return op >= PT_TLBI_VAE1; }
+static unsigned tlbi_base(unsigned op) { return tlbi_is_local(op) ? op - PT_TLBI_VAE1 : op; }
+static bool tlbi_last_level(unsigned op)
+{
+	op = tlbi_base(op);
+	return op == PT_TLBI_VALE1IS || op == PT_TLBI_VAALE1IS || op == PT_TLBI_RVALE1IS ||
+	       op == PT_TLBI_RVAALE1IS;
+}
+static bool tlbi_all_asids(unsigned op)
+{
+	op = tlbi_base(op);
+	return op == PT_TLBI_VAAE1IS || op == PT_TLBI_VAALE1IS || op == PT_TLBI_RVAAE1IS ||
+	       op == PT_TLBI_RVAALE1IS || op == PT_TLBI_VMALLE1IS;
+}
+
+/* Does TLBI t (issued on cpu) cover a cache entry with this tag, VA range and level? */
+static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, uint64_t va, uint64_t size,
+			 unsigned level, bool walk)
+{
+	unsigned op = tlbi_base(t->op);
+	if (walk && tlbi_last_level(op))
+		return false;	/* "last level": walk-cache entries survive (D8.17.3) */
+	if (op == PT_TLBI_ASIDE1IS)
+		return !global && asid == t->asid;	/* global leaves survive ASIDE1IS */
+	if (!tlbi_all_asids(op) && !global && asid != t->asid)
+		return false;
+	if (t->size && (va + size <= t->va || va >= t->va + t->size))
+		return false;
+	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h) */
+	if (t->ttl) {
+		if (!walk && level != t->ttl)
+			return false;
+		if (walk && level >= t->ttl)
+			return false;
+	}
+	return true;
+}
+
+struct mat_ctx { uint64_t lo, hi; };
+
+/* A stale walk entry is removed but the TLBI did not cover all its VAs: its leaves outside stay cached. */
+static void materialize_leaves(struct pt_machine *m, uint32_t p, uint64_t lo, uint64_t hi, uint64_t mask)
+{
+	const struct pt_pos pp = m->pos.v[p];
+	const struct pt_frame *fr = &m->frames.v[pp.frame];
+	if (!fr->level_known || !fr->tbl)
+		return;
+	uint64_t size = pt_level_size(fr->level);
+	for (unsigned i = 0; i < PT_PTRS; i++) {
+		uint64_t d = fr->tbl->visible[i];
+		if (!pt_desc_is_leaf(d, fr->level))
+			continue;
+		uint64_t va = pp.va + i * size;
+		if (va >= lo && va + size <= hi)
+			continue;
+		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op,
+			 pp.lazy);
+	}
+}
+
+static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_tlbi *t)
+{
+	uint64_t clear = tlbi_is_local(t->op) ? 1ull << cpu : m->allmask;
+
+	/* leaves: single-page forms by lookup, the rest by scan */
+	if (t->size == pt_level_size(3)) {
+		for (unsigned level = 1; level <= 3; level++) {
+			uint64_t key = va_key(t->va, level);
+			uint64_t it = hmap_first(&m->facts_by_va, key);
+			while (it != HMAP_END) {
+				uint32_t i = (uint32_t)hmap_val(&m->facts_by_va, it);
+				struct pt_fact *f = &m->facts.v[i];
+				if (f->seq < t->seq &&
+				    tlbi_matches(t, f->global, f->asid, f->va, pt_level_size(f->level), f->level, false)) {
+					f->cpumask &= ~clear;
+					if (!f->cpumask) {
+						fact_del(m, i);
+						it = hmap_first(&m->facts_by_va, key);	/* table changed */
+						continue;
+					}
+				}
+				it = hmap_next(&m->facts_by_va, key, it);
+			}
+		}
+	} else {
+		for (uint32_t i = 0; i < m->facts.n;) {
+			struct pt_fact *f = &m->facts.v[i];
+			if (f->seq < t->seq &&
+			    tlbi_matches(t, f->global, f->asid, f->va, pt_level_size(f->level), f->level, false)) {
+				f->cpumask &= ~clear;
+				if (!f->cpumask) {
+					fact_del(m, i);
+					continue;
+				}
+			}
+			i++;
+		}
+	}
+
+	/* walk-cache entries */
+	for (uint32_t s = 0; s < m->stale_pos.n;) {
+		uint32_t p = m->stale_pos.v[s];
+		struct pt_pos *pp = &m->pos.v[p];
+		uint64_t size = pos_size(m, pp);
+		unsigned dlevel = m->frames.v[pp->frame].level ? m->frames.v[pp->frame].level - 1u : 0;
+		if (pp->seq < t->seq && (pp->cpumask & clear) &&
+		    tlbi_matches(t, pp->global, pp->asid, pp->va, size, dlevel, true)) {
+			uint64_t lo = t->size ? t->va : 0, hi = t->size ? t->va + t->size : UINT64_MAX;
+			if (!(pp->va >= lo && pp->va + size <= hi))
+				materialize_leaves(m, p, lo, hi, pp->cpumask & clear);
+			pp->cpumask &= ~clear;
+			if (!pp->cpumask) {
+				pos_unlink(m, p);
+				continue;	/* the list was compacted into slot s */
+			}
+		}
+		s++;
+	}
+	OBS(m, tlbi_done, cpu, t->op, t->va, t->size);
+}
+
+static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
+{
+	struct cpu *c = &m->cpu[cpu];
+	/* B2.3: a DSB completes the CPU's prior stores, so the walker sees them */
+	for (uint32_t i = 0; i < c->stores.n; i++)
+		apply_visible(m, c->stores.v[i].frame, c->stores.v[i].idx, c->stores.v[i].val, cpu);
+	c->stores.n = 0;
+	for (uint32_t i = 0; i < c->zeroes.n; i++) {
+		struct pt_frame *fr = &m->frames.v[c->zeroes.v[i]];
+		if (fr->zero == PT_ZS_PENDING && fr->zero_cpu == cpu)
+			fr->zero = PT_ZS_ORDERED;
+	}
+	c->zeroes.n = 0;
+	/* D8.17.5: a TLBI is complete once the issuing PE's following DSB completes;
+	 * broadcast forms need the DSB's domain to include the Inner Shareable domain */
+	if (dom == PT_BAR_ISHST || dom == PT_BAR_ISHLD)
+		return;
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < c->tlbis.n; i++) {
+		struct pend_tlbi t = c->tlbis.v[i];
+		if (dom == PT_BAR_NSH && !tlbi_is_local(t.op)) {
+			c->tlbis.v[keep++] = t;
+			continue;
+		}
+		tlbi_complete(m, cpu, &t);
+	}
+	c->tlbis.n = keep;
+}
+
+static void dmb(struct pt_machine *m, unsigned cpu)
+{
+	struct cpu *c = &m->cpu[cpu];
+	/* a DMB orders the zeroing stores before the store that publishes the table (smp_wmb in pmd_install) */
+	for (uint32_t i = 0; i < c->zeroes.n; i++) {
+		struct pt_frame *fr = &m->frames.v[c->zeroes.v[i]];
+		if (fr->zero == PT_ZS_PENDING && fr->zero_cpu == cpu)
+			fr->zero = PT_ZS_ORDERED;
+	}
+	c->zeroes.n = 0;
+}
+
+static void tlbi_issue(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct pend_tlbi t = { .op = ev->op, .ttl = ev->level, .asid = ev->asid, .seq = ++m->seq };
+	unsigned op = tlbi_base(ev->op);
+	switch (op) {
+	case PT_TLBI_ASIDE1IS:
+	case PT_TLBI_VMALLE1IS:
+		t.va = 0;
+		t.size = 0;
+		t.ttl = 0;
+		break;
+	case PT_TLBI_RVAE1IS:
+	case PT_TLBI_RVALE1IS:
+	case PT_TLBI_RVAAE1IS:
+	case PT_TLBI_RVAALE1IS:
+		/* range = (NUM+1) * 2^(5*SCALE+1) pages from BADDR (D8.17.6) */
+		t.va = ev->va & ~((1ull << PT_PAGE_SHIFT) - 1);
+		t.size = ((uint64_t)ev->num + 1) << (5 * ev->scale + 1) << PT_PAGE_SHIFT;
+		break;
+	default:
+		t.va = ev->va & ~((1ull << PT_PAGE_SHIFT) - 1);
+		t.size = 1ull << PT_PAGE_SHIFT;
+		break;
+	}
+	VEC_PUSH(m->cpu[ev->cpu].tlbis, t);
+}
+
+/* ---- roots ---- */
+
+static void set_root(struct pt_machine *m, uint32_t *slot, uint32_t f, bool global, uint16_t asid, unsigned cpu)
+{
+	make_table(m, f, 0);
+	if (*slot != PT_NO_FRAME && *slot != f && m->frames.v[*slot].state == PT_FS_TABLE) {
+		/* the old root's cached walks stay until the ASID is invalidated */
+		struct pt_table *t = m->frames.v[*slot].tbl;
+		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next)
+			if (same_tag(&m->pos.v[p], global, asid))
+				make_stale(m, p, cpu);
+	}
+	*slot = f;
+	add_pos(m, f, global ? PT_KERNEL_VA_BASE : 0, global, asid, true, cpu);
+}
+
+/* mm_exit: the address space is gone; its ASID is not reused before a rollover flush (asids.c). */
+static void drop_asid(struct pt_machine *m, uint16_t asid)
+{
+	for (uint32_t s = 0; s < m->stale_pos.n;) {
+		uint32_t p = m->stale_pos.v[s];
+		if (!m->pos.v[p].global && m->pos.v[p].asid == asid) {
+			pos_unlink(m, p);
+			continue;
+		}
+		s++;
+	}
+	for (uint32_t i = 0; i < m->facts.n;) {
+		if (!m->facts.v[i].global && m->facts.v[i].asid == asid) {
+			fact_del(m, i);
+			continue;
+		}
+		i++;
+	}
+	for (uint32_t p = 0; p < m->pos.n; p++)
+		if (m->pos.v[p].in_use && !m->pos.v[p].global && m->pos.v[p].asid == asid)
+			pos_unlink(m, p);
+	m->asid_root[asid] = PT_NO_FRAME;
+}
+
+/* ---- frames allocation ---- */
+
+static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
+{
+	unsigned n = 1u << ev->order;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		struct pt_frame *fr = &m->frames.v[f];
+		if (fr->state == PT_FS_TABLE && fr->tbl) {
+			/* allocated while still a table: forget it (the checker judges the free that is missing) */
+			VEC_PUSH(m->table_pool, fr->tbl);
+			fr = &m->frames.v[f];
+			fr->tbl = NULL;
+		}
+		fr->order = ev->order;
+		fr->node = ev->node;
+		fr->page_id = ++m->next_page_id;
+		fr->alloc_event = m->event_index;
+		if (ev->op == PT_FRAME_TABLE) {
+			fr->state = PT_FS_DATA;	/* so that make_table installs a fresh table */
+			make_table(m, f, -1);
+			fr = &m->frames.v[f];
+			fr->level = ev->level;
+			fr->level_known = 1;
+			if (ev->flags & PT_ALLOC_ZERO) {
+				fr->zero = PT_ZS_PENDING;
+				fr->zero_cpu = ev->cpu;
+				VEC_PUSH(m->cpu[ev->cpu].zeroes, f);
+			} else {
+				fr->zero = PT_ZS_GARBAGE;
+			}
+		} else {
+			fr->state = PT_FS_DATA;
+		}
+	}
+}
+
+static void frame_release(struct pt_machine *m, uint32_t f)
+{
+	struct pt_frame *fr = &m->frames.v[f];
+	if (fr->state == PT_FS_TABLE && fr->tbl) {
+		struct pt_table *t = fr->tbl;
+		while (t->first_pos != NO_POS)
+			pos_unlink(m, t->first_pos);
+		if (fr->level_known)
+			for (unsigned i = 0; i < PT_PTRS; i++)
+				if (pt_desc_is_leaf(t->visible[i], fr->level))
+					rmap_update(m, t->visible[i], fr->level, f, i, false);
+		VEC_PUSH(m->table_pool, t);
+		fr = &m->frames.v[f];
+		fr->tbl = NULL;
+	}
+	fr->state = PT_FS_FREE;
+	fr->level_known = 0;
+}
+
+static void page_free(struct pt_machine *m, const struct pt_event *ev)
+{
+	unsigned n = 1u << ev->order;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		OBS(m, frame_free, f);
+		frame_release(m, f);
+	}
+}
+
+/* ---- stores ---- */
+
+static void pt_write(struct pt_machine *m, const struct pt_event *ev)
+{
+	uint32_t f = frame_get(m, ev->pa, true);
+	struct pt_frame *fr = make_table(m, f, -1);
+	unsigned idx = (unsigned)((ev->pa >> 3) & (PT_PTRS - 1));
+	uint64_t old = fr->tbl->latest[idx];
+
+	if (fr->level_known && pt_desc_is_table(ev->val, fr->level)) {
+		int level = fr->level;
+		uint32_t c = frame_get(m, pt_desc_oa(ev->val), true);
+		make_table(m, c, level + 1);
+		OBS(m, table_zero_publish, f, idx, c);
+	}
+	OBS(m, pt_store, f, idx, old, ev->val);
+	m->frames.v[f].tbl->latest[idx] = ev->val;
+	OBS(m, pt_stored, f, idx, old, ev->val);
+	struct pend_store s = { f, idx, ev->val };
+	VEC_PUSH(m->cpu[ev->cpu].stores, s);
+}
+
+static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
+{
+	uint32_t f = frame_get(m, ev->pa, true);
+	struct pt_frame *fr = make_table(m, f, -1);
+	for (unsigned i = 0; i < PT_PTRS; i++) {
+		if (fr->tbl->latest[i]) {
+			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
+			fr->tbl->latest[i] = 0;
+			struct pend_store s = { f, i, 0 };
+			VEC_PUSH(m->cpu[ev->cpu].stores, s);
+			fr = &m->frames.v[f];
+		}
+	}
+	fr->zero = PT_ZS_PENDING;
+	fr->zero_cpu = ev->cpu;
+	VEC_PUSH(m->cpu[ev->cpu].zeroes, f);
+}
+
+/* ---- locks ---- */
+
+static uint64_t lock_key(unsigned cls, uint64_t key)
+{
+	return hmap_mix(key) ^ ((uint64_t)cls << 56) ^ 0x5a5a;
+}
+
+struct lock_state { uint32_t tid; uint8_t write; uint16_t readers; };
+
+static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
+{
+	uint32_t tid = m->cpu[ev->cpu].tid;
+	uint64_t k = lock_key(ev->op, ev->pa);
+	uint64_t cur = hmap_get(&m->locks, k, HMAP_EMPTY);
+	bool write = ev->op != PT_LOCK_MMAP || (ev->flags & PT_LOCK_WRITE);
+	m->locks_recorded = true;
+	if (lock) {
+		bool contended = false;
+		if (cur == HMAP_EMPTY) {
+			cur = (uint64_t)tid << 32 | (write ? 1u << 16 : 0) | (write ? 0 : 1);
+		} else {
+			uint32_t readers = cur & 0xffff;
+			bool held_w = cur & (1u << 16);
+			if (held_w || write)
+				contended = true;
+			else
+				cur = (cur & ~0xffffull) | (readers + 1);
+		}
+		OBS(m, lock, ev, contended);
+		if (!contended)
+			hmap_set(&m->locks, k, cur);
+	} else {
+		if (cur == HMAP_EMPTY)
+			return;
+		uint32_t readers = cur & 0xffff;
+		if (!(cur & (1u << 16)) && readers > 1)
+			hmap_set(&m->locks, k, (cur & ~0xffffull) | (readers - 1));
+		else
+			hmap_del(&m->locks, k);
+		OBS(m, lock, ev, false);
+	}
+}
+
+/* ---- the event loop ---- */
+
+struct pt_machine *pt_machine_new(const struct pt_header *h)
+{
+	if (h->granule != 4096 || h->va_bits != 48 || h->cpus == 0 || h->cpus > PT_MAX_CPUS)
+		return NULL;
+	struct pt_machine *m = calloc(1, sizeof(*m));
+	if (!m)
+		abort();
+	m->ncpus = h->cpus;
+	m->allmask = h->cpus == 64 ? UINT64_MAX : (1ull << h->cpus) - 1;
+	for (unsigned i = 0; i < m->ncpus; i++)
+		m->cpu[i].tid = i;
+	hmap_init(&m->frame_by_pfn, 10);
+	hmap_init(&m->facts_by_va, 8);
+	hmap_init(&m->facts_by_oa, 8);
+	hmap_init(&m->rmap, 10);
+	hmap_init(&m->locks, 6);
+	m->asid_root = malloc(65536 * sizeof(uint32_t));
+	if (!m->asid_root)
+		abort();
+	memset(m->asid_root, 0xff, 65536 * sizeof(uint32_t));
+	m->kernel_root = PT_NO_FRAME;
+	return m;
+}
+
+void pt_machine_free(struct pt_machine *m)
+{
+	if (!m)
+		return;
+	for (uint32_t i = 0; i < m->frames.n; i++)
+		free(m->frames.v[i].tbl);
+	for (uint32_t i = 0; i < m->table_pool.n; i++)
+		free(m->table_pool.v[i]);
+	for (unsigned i = 0; i < PT_MAX_CPUS; i++) {
+		free(m->cpu[i].stores.v);
+		free(m->cpu[i].tlbis.v);
+		free(m->cpu[i].zeroes.v);
+	}
+	free(m->frames.v);
+	free(m->table_pool.v);
+	free(m->pos.v);
+	free(m->pos_free.v);
+	free(m->stale_pos.v);
+	free(m->facts.v);
+	free(m->rules.v);
+	free(m->asid_root);
+	hmap_destroy(&m->frame_by_pfn);
+	hmap_destroy(&m->facts_by_va);
+	hmap_destroy(&m->facts_by_oa);
+	hmap_destroy(&m->rmap);
+	hmap_destroy(&m->locks);
+	free(m);
+}
+
+void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs, void *ctx)
+{
+	m->obs = obs;
+	m->obs_ctx = ctx;
+}
+
+int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	const struct pt_kind_schema *s = pt_kind_schema(ev->kind);
+	if (!s || s->ops_level)
+		return -1;
+	assert(ev->cpu < m->ncpus);
+	struct cpu *c = &m->cpu[ev->cpu];
+	m->cur = ev;
+
+	switch (ev->kind) {
+	case PT_EV_PT_WRITE: pt_write(m, ev); break;
+	case PT_EV_PT_ZERO: pt_zero(m, ev); break;
+	case PT_EV_DSB:
+		dsb(m, ev->cpu, ev->op);
+		OBS(m, barrier, ev);
+		break;
+	case PT_EV_DMB:
+		dmb(m, ev->cpu);
+		OBS(m, barrier, ev);
+		break;
+	case PT_EV_ISB: OBS(m, barrier, ev); break;
+	case PT_EV_TLBI: tlbi_issue(m, ev); break;
+	case PT_EV_TTBR0: {
+		c->asid = ev->asid;
+		uint32_t f = frame_get(m, ev->pa, true);
+		set_root(m, &m->asid_root[ev->asid], f, false, ev->asid, ev->cpu);
+		break;
+	}
+	case PT_EV_TTBR1: set_root(m, &m->kernel_root, frame_get(m, ev->pa, true), true, 0, ev->cpu); break;
+	case PT_EV_ACCESS: OBS(m, access, ev); break;
+	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
+	case PT_EV_PAGE_FREE: page_free(m, ev); break;
+	case PT_EV_LOCK: do_lock(m, ev, true); break;
+	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
+	case PT_EV_IRQ_ENTER: break;
+	case PT_EV_IRQ_EXIT: break;
+	case PT_EV_SWITCH:
+		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible */
+		dsb(m, ev->cpu, PT_BAR_ISH);
+		OBS(m, barrier, ev);
+		c->tid = ev->tid;
+		break;
+	case PT_EV_MIGRATE:
+		if (ev->len < m->ncpus)
+			m->cpu[ev->len].tid = ev->tid;
+		break;
+	case PT_EV_BEGIN:
+		if (c->op.open)
+			OBS(m, op_end, ev->cpu, &c->op);	/* an unterminated op ends where the next begins */
+		memset(&c->op, 0, sizeof(c->op));
+		c->op.open = true;
+		c->op.kind = ev->op;
+		c->op.asid = ev->asid;
+		c->op.id = ++m->next_op_id;
+		c->op.va = ev->va;
+		c->op.len = ev->len;
+		c->op.begin_event = m->event_index;
+		c->op.bound = ev->len2 ? ev->len2 : 64 * ((ev->len >> PT_PAGE_SHIFT) + 1) + 4096;
+		OBS(m, op_begin, ev->cpu, &c->op);
+		break;
+	case PT_EV_END:
+		if (c->op.open) {
+			OBS(m, op_end, ev->cpu, &c->op);
+			c->op.open = false;
+		}
+		break;
+	case PT_EV_MM_EXIT: drop_asid(m, ev->asid); break;
+	case PT_EV_LOCK_RULE: {
+		struct lock_rule r = { frame_get(m, ev->pa, true), ev->op, ev->va };
+		VEC_PUSH(m->rules, r);
+		break;
+	}
+	case PT_EV_COMMENT: break;
+	default: return -1;
+	}
+	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
+		c->op.steps++;
+		OBS(m, step, ev->cpu, &c->op);
+	}
+	m->event_index++;
+	m->cur = NULL;
+	return 0;
+}
+
+void pt_machine_finish(struct pt_machine *m)
+{
+	(void)m;
+}
+
+/* ---- queries ---- */
+
+unsigned pt_machine_cpus(const struct pt_machine *m) { return m->ncpus; }
+uint64_t pt_machine_event_index(const struct pt_machine *m) { return m->event_index; }
+const struct pt_event *pt_machine_current_event(const struct pt_machine *m) { return m->cur; }
+struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &m->frames.v[idx]; }
+
+uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
+{
+	uint64_t idx = hmap_get(&m->frame_by_pfn, pa >> PT_PAGE_SHIFT, HMAP_EMPTY);
+	return idx == HMAP_EMPTY ? PT_NO_FRAME : (uint32_t)idx;
+}
+
+uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->latest[idx] : 0;
+}
+
+uint64_t pt_machine_entry_visible(const struct pt_machine *m, uint32_t f, unsigned idx)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->visible[idx] : 0;
+}
+
+uint32_t pt_machine_first_pos(const struct pt_machine *m, uint32_t f)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->first_pos : UINT32_MAX;
+}
+
+const struct pt_pos *pt_machine_pos(const struct pt_machine *m, uint32_t p) { return &m->pos.v[p]; }
+uint32_t pt_machine_nfacts(const struct pt_machine *m) { return m->facts.n; }
+const struct pt_fact *pt_machine_fact(const struct pt_machine *m, uint32_t i) { return &m->facts.v[i]; }
+uint32_t pt_machine_nstale_pos(const struct pt_machine *m) { return m->stale_pos.n; }
+const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i)
+{
+	return &m->pos.v[m->stale_pos.v[i]];
+}
+
+uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
+{
+	return kernel ? m->kernel_root : m->asid_root[asid];
+}
+
+const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }
+uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu) { return m->cpu[cpu].tid; }
+
+uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write)
+{
+	uint64_t cur = hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+	if (cur == HMAP_EMPTY)
+		return UINT32_MAX;
+	if (write)
+		*write = cur & (1u << 16);
+	return (uint32_t)(cur >> 32);
+}
+
+bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *cls, uint64_t *key)
+{
+	for (uint32_t i = 0; i < m->rules.n; i++) {
+		if (m->rules.v[i].root == root) {
+			*cls = m->rules.v[i].cls;
+			*key = m->rules.v[i].key;
+			return true;
+		}
+	}
+	return false;
+}
+
+bool pt_machine_locks_recorded(const struct pt_machine *m) { return m->locks_recorded; }
+
+uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
+{
+	uint32_t p = pt_machine_first_pos(m, f);
+	for (; p != UINT32_MAX; p = m->pos.v[p].next) {
+		const struct pt_pos *pp = &m->pos.v[p];
+		uint32_t r = pp->global ? m->kernel_root : m->asid_root[pp->asid];
+		if (r != PT_NO_FRAME)
+			return r;
+	}
+	return PT_NO_FRAME;
+}
+
+bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va, bool visible,
+	     struct pt_walk_result *res)
+{
+	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
+	memset(res, 0, sizeof(*res));
+	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
+		return false;
+	for (unsigned level = 0; level < PT_LEVELS; level++) {
+		const struct pt_frame *fr = &m->frames.v[f];
+		if (fr->state != PT_FS_TABLE)
+			return false;
+		unsigned idx = (unsigned)(((va - base) >> (PT_PAGE_SHIFT + 9 * (3 - level))) & (PT_PTRS - 1));
+		uint64_t d = visible ? fr->tbl->visible[idx] : fr->tbl->latest[idx];
+		res->level = level;
+		res->desc = d;
+		res->frame = f;
+		res->idx = idx;
+		if (pt_desc_is_leaf(d, level)) {
+			res->pa = pt_desc_oa(d) + ((va - base) & (pt_level_size(level) - 1));
+			return true;
+		}
+		if (!pt_desc_is_table(d, level))
+			return false;
+		f = pt_machine_lookup(m, pt_desc_oa(d));
+		if (f == PT_NO_FRAME)
+			return false;
+	}
+	return false;
+}
+
+static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned level, uint64_t tbase, uint64_t vbase,
+			   uint64_t start, uint64_t end, pt_leaf_fn fn, void *ctx)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	if (fr->state != PT_FS_TABLE)
+		return true;
+	uint64_t size = pt_level_size(level);
+	for (unsigned i = 0; i < PT_PTRS; i++) {
+		uint64_t lo = tbase + i * size, hi = lo + size;
+		if (hi <= start || lo >= end)
+			continue;
+		uint64_t d = fr->tbl->latest[i];
+		if (pt_desc_is_leaf(d, level)) {
+			if (!fn(ctx, vbase + lo, level, d))
+				return false;
+		} else if (pt_desc_is_table(d, level)) {
+			uint32_t c = pt_machine_lookup(m, pt_desc_oa(d));
+			if (c != PT_NO_FRAME && !walk_range_rec(m, c, level + 1, lo, vbase, start, end, fn, ctx))
+				return false;
+		}
+	}
+	return true;
+}
+
+void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
+		   pt_leaf_fn fn, void *ctx)
+{
+	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
+	if (f == PT_NO_FRAME || end <= start)
+		return;
+	walk_range_rec(m, f, 0, 0, base, start - base, end - base, fn, ctx);
+}
+
+bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new)
+{
+	/* arch/arm64/mm/mmu.c: pgattr_change_is_safe(), which __check_safe_pte_update() applies */
+	const uint64_t mask = PT_DESC_PXN | PT_DESC_RDONLY | PT_DESC_DBM | PT_DESC_NG | PT_DESC_AF |
+			      PT_DESC_DIRTY | PT_DESC_SPECIAL | (0xfull << 55);
+	if (!pt_desc_valid(old) || !pt_desc_valid(new) || old == new)
+		return true;
+	if (pt_desc_oa(old) != pt_desc_oa(new))
+		return false;
+	if ((old | new) & PT_DESC_CONT)
+		return false;
+	if (old & ~new & PT_DESC_NG)
+		return false;
+	uint64_t ao = (old & PT_DESC_ATTR_MASK) >> PT_DESC_ATTR_SHIFT, an = (new & PT_DESC_ATTR_MASK) >> PT_DESC_ATTR_SHIFT;
+	/* MT_NORMAL (0) <-> MT_NORMAL_TAGGED (1) is a permission change for MTE */
+	if (ao != an && !(ao <= 1 && an <= 1))
+		return false;
+	return ((old ^ new) & ~(mask | PT_DESC_ATTR_MASK)) == 0;
+}
+
+/* ---- state hash ---- */
+
+static uint64_t mix2(uint64_t a, uint64_t b) { return hmap_mix(a * 0x9e3779b97f4a7c15ull ^ hmap_mix(b)); }
+
+uint64_t pt_machine_hash(const struct pt_machine *m)
+{
+	/* order-independent sums of per-object hashes, so the hash depends on state, not history */
+	uint64_t h = 0;
+	for (uint32_t i = 0; i < m->frames.n; i++) {
+		const struct pt_frame *fr = &m->frames.v[i];
+		if (fr->state == PT_FS_FREE)
+			continue;
+		uint64_t x = mix2(fr->pfn, fr->state | fr->level << 4 | fr->zero << 8 | (uint64_t)fr->order << 16);
+		if (fr->tbl)
+			for (unsigned j = 0; j < PT_PTRS; j++)
+				if (fr->tbl->latest[j] | fr->tbl->visible[j])
+					x += mix2(j, mix2(fr->tbl->latest[j], fr->tbl->visible[j]));
+		h += hmap_mix(x);
+	}
+	for (uint32_t i = 0; i < m->facts.n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		h += mix2(0xfac7, mix2(f->va ^ f->level, mix2(f->desc, f->cpumask ^ ((uint64_t)f->asid << 1 | f->global))));
+	}
+	for (uint32_t i = 0; i < m->pos.n; i++) {
+		const struct pt_pos *p = &m->pos.v[i];
+		if (p->in_use)
+			h += mix2(0x9055, mix2(m->frames.v[p->frame].pfn ^ p->va,
+					      p->live | (uint64_t)p->global << 1 | (uint64_t)p->asid << 2 |
+						      (p->live ? 0 : p->cpumask << 20)));
+	}
+	for (unsigned c = 0; c < m->ncpus; c++) {
+		const struct cpu *cp = &m->cpu[c];
+		uint64_t x = mix2(c, cp->asid | (uint64_t)cp->tid << 16);
+		for (uint32_t i = 0; i < cp->stores.n; i++)
+			x = mix2(x, mix2(m->frames.v[cp->stores.v[i].frame].pfn << 9 | cp->stores.v[i].idx,
+					 cp->stores.v[i].val));
+		for (uint32_t i = 0; i < cp->tlbis.n; i++)
+			x = mix2(x, mix2(cp->tlbis.v[i].op | (uint64_t)cp->tlbis.v[i].asid << 8, cp->tlbis.v[i].va ^ cp->tlbis.v[i].size));
+		x = mix2(x, cp->op.open | (uint64_t)cp->op.kind << 1);
+		h += hmap_mix(x);
+	}
+	for (uint64_t i = 0; i <= m->locks.mask; i++)
+		if (m->locks.slot[i].key != HMAP_EMPTY)
+			h += mix2(m->locks.slot[i].key, m->locks.slot[i].val);
+	h = mix2(h, m->kernel_root == PT_NO_FRAME ? 0 : m->frames.v[m->kernel_root].pfn);
+	return h;
+}
+
+uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint32_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+	for (unsigned level = 1; level <= 3; level++) {
+		uint64_t key = va_key(pa, level);
+		for (uint64_t it = hmap_first(&m->facts_by_oa, key); it != HMAP_END;
+		     it = hmap_next(&m->facts_by_oa, key, it)) {
+			uint32_t i = (uint32_t)hmap_val(&m->facts_by_oa, it);
+			const struct pt_fact *f = &m->facts.v[i];
+			if (pt_desc_oa(f->desc) <= pa && pa < pt_desc_oa(f->desc) + pt_level_size(f->level) && n < max)
+				out[n++] = i;
+		}
+	}
+	return n;
+}
+
+uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max)
+{
+	uint32_t n = 0;
+	for (unsigned level = 1; level <= 3; level++) {
+		uint64_t key = va_key(pa, level);
+		for (uint64_t it = hmap_first(&m->rmap, key); it != HMAP_END; it = hmap_next(&m->rmap, key, it))
+			if (n < max)
+				out[n++] = hmap_val(&m->rmap, it);
+	}
+	return n;
+}
+
+uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
+				      uint32_t max)
+{
+	uint32_t n = 0;
+	if (size > pt_level_size(2) || m->facts.n < 64) {
+		for (uint32_t i = 0; i < m->facts.n && n < max; i++) {
+			const struct pt_fact *f = &m->facts.v[i];
+			if (f->va < va + size && va < f->va + pt_level_size(f->level))
+				out[n++] = i;
+		}
+		return n;
+	}
+	/* facts at the levels of blocks containing va, then every page inside */
+	for (unsigned level = 1; level <= 3; level++) {
+		uint64_t lsize = pt_level_size(level);
+		uint64_t step = lsize >= size ? 0 : lsize;
+		uint64_t start = va & ~(lsize - 1);
+		for (uint64_t a = start; a < va + size; a += step ? step : size) {
+			uint64_t key = va_key(a, level);
+			for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
+			     it = hmap_next(&m->facts_by_va, key, it))
+				if (n < max)
+					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
+			if (!step)
+				break;
+		}
+	}
+	return n;
+}

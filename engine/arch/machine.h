@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * machine.h - the arm64 machine model: physical frames, page tables, store
+ * visibility, and per-CPU TLBs and walk caches modelled as what the
+ * architecture *permits* to be cached (oracle-semantics.md, "What may be
+ * cached").
+ *
+ * Model of the caches.  A translation whose descriptors are visible to the
+ * walker is "live": any CPU may hold it at any time, whatever TLBIs ran
+ * (it can always be walked again).  When a visible descriptor stops being
+ * live (its entry is overwritten, or the table that holds it is unhooked)
+ * the translations through it become *stale facts*: they may stay cached
+ * by every CPU until a completed TLBI that covers them, issued after the
+ * change became visible.  Stale facts are kept explicitly:
+ *
+ *  - stale leaves: (ASID|global, VA, level, descriptor) — a TLB entry;
+ *  - stale positions: a table reachable at (ASID|global, VA range, level)
+ *    through a cached walk-cache entry only.  Every valid leaf of such a
+ *    table (and of its subtables) may be cached at that VA, with the
+ *    table's *current* contents: a walk through the stale walk-cache entry
+ *    reads them.
+ *
+ * A table's positions (live or stale) are where its entries translate;
+ * a leaf change in a table materializes a stale leaf at each of them.
+ *
+ * The machine only applies events and keeps state; the checkers
+ * (engine/check) observe through struct pt_observer and the queries below.
+ */
+#ifndef PTFUZZ_MACHINE_H
+#define PTFUZZ_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "event.h"
+
+#define PT_LEVELS 4
+#define PT_PAGE_SHIFT 12
+#define PT_PTRS 512u
+#define PT_CONT_PTES 16u		/* CONT_PTES for the 4K granule */
+#define PT_CONT_PMDS 16u		/* CONT_PMDS for the 4K granule */
+#define PT_KERNEL_VA_BASE 0xffff000000000000ull	/* TTBR1 region for 48-bit VAs */
+#define PT_NO_FRAME UINT32_MAX
+
+/* Bytes translated by one descriptor of a level-`level` table. */
+static inline uint64_t pt_level_size(unsigned level)
+{
+	return 1ull << (PT_PAGE_SHIFT + 9 * (3 - level));
+}
+
+static inline bool pt_desc_valid(uint64_t d) { return d & PT_DESC_VALID; }
+/* A table descriptor: levels 0-2 with bits[1:0] = 0b11. */
+static inline bool pt_desc_is_table(uint64_t d, unsigned level)
+{
+	return level < 3 && (d & 3) == 3;
+}
+/* A leaf: a valid block (levels 1-2, 0b01) or page (level 3, 0b11). */
+static inline bool pt_desc_is_leaf(uint64_t d, unsigned level)
+{
+	return pt_desc_valid(d) && (level == 3 ? (d & 3) == 3 : (level > 0 && (d & 3) == 1));
+}
+static inline uint64_t pt_desc_oa(uint64_t d) { return d & PT_DESC_OA_MASK; }
+
+enum pt_frame_state { PT_FS_FREE = 0, PT_FS_DATA, PT_FS_TABLE };
+enum pt_zero_state { PT_ZS_GARBAGE = 0, PT_ZS_PENDING, PT_ZS_ORDERED };
+
+struct pt_table;
+
+struct pt_frame {
+	uint64_t pfn;
+	uint8_t state;		/* enum pt_frame_state */
+	uint8_t level;		/* table level, 0..3 (tables) */
+	uint8_t order, node;
+	uint8_t zero;		/* enum pt_zero_state (tables) */
+	uint8_t level_known;
+	uint16_t zero_cpu;
+	uint64_t page_id;	/* identity of the data page (bumped on each allocation) */
+	uint64_t alloc_event;	/* event index of the last allocation */
+	struct pt_table *tbl;	/* entries, for tables */
+};
+
+/* A place where a table translates: live (hooked, visible) or stale (walk cache). */
+struct pt_pos {
+	uint32_t frame;		/* the table */
+	uint32_t parent;	/* position it derives from, or UINT32_MAX (root / orphan) */
+	uint32_t next;		/* next position of the same table */
+	uint16_t asid;
+	uint8_t global;
+	uint8_t live;
+	uint8_t lazy;		/* went stale inside a lazily-flushed kernel unmap (vunmap) */
+	uint8_t in_use;
+	uint16_t by_cpu;	/* CPU whose store made it stale */
+	uint64_t va;		/* first VA the table translates */
+	uint64_t since;		/* event index at which it became stale */
+	uint64_t seq;		/* visibility sequence at which it became stale */
+	uint64_t cpumask;	/* CPUs that may hold the walk-cache entry */
+	uint32_t op;		/* id of the operation during which it went stale */
+	uint32_t stale_idx;	/* index in the stale-position list */
+};
+
+/* A stale leaf TLB entry. */
+struct pt_fact {
+	uint64_t va;
+	uint64_t desc;
+	uint64_t since, seq, cpumask;
+	uint16_t asid;
+	uint8_t global, level, lazy, in_use;
+	uint16_t by_cpu;
+	uint32_t op;
+};
+
+/* Per-thread state that follows a thread across CPUs. */
+struct pt_thread {
+	uint32_t tid;
+	uint16_t cpu;		/* CPU it runs on, or UINT16_MAX if not running */
+	uint8_t in_irq;
+};
+
+/* An operation bracket (begin ... end) of one CPU. */
+struct pt_opctx {
+	bool open;
+	uint8_t kind;		/* enum pt_op_kind */
+	uint16_t asid;
+	uint32_t id;		/* operation id, unique in the trace */
+	uint64_t va, len;
+	uint64_t begin_event;
+	uint64_t steps, bound;
+	bool hang_reported;
+};
+
+struct pt_machine;
+
+/*
+ * Observer hooks, called by the machine while it applies an event.  The
+ * checkers implement them; the machine never depends on what they do.
+ */
+struct pt_observer {
+	/* before a pt_write is applied: entry (table frame, index) goes from `old` (latest) to `new` */
+	void (*pt_store)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
+			 uint64_t new);
+	/* after a pt_write is applied to the latest (program-order) tables */
+	void (*pt_stored)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
+			  uint64_t new);
+	/* a store became visible to walkers: (frame, idx) changed from old to new */
+	void (*pt_visible)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
+			   uint64_t new, unsigned by_cpu);
+	/* a valid leaf became visible at (asid|global, va, level) in a table position */
+	void (*leaf_live)(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid,
+			  bool global, uint64_t desc, unsigned by_cpu);
+	/* a valid table descriptor became visible at a position covering va at `level` */
+	void (*table_live)(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid,
+			   bool global, uint32_t child, unsigned by_cpu);
+	/* a frame is about to be freed */
+	void (*frame_free)(void *ctx, struct pt_machine *m, uint32_t frame);
+	/* barriers, TLBIs (at completion), accesses, ops, locks */
+	void (*barrier)(void *ctx, struct pt_machine *m, const struct pt_event *ev);
+	void (*tlbi_done)(void *ctx, struct pt_machine *m, unsigned cpu, unsigned op, uint64_t va,
+			  uint64_t size);
+	void (*access)(void *ctx, struct pt_machine *m, const struct pt_event *ev);
+	void (*op_begin)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
+	void (*op_end)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
+	void (*lock)(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended);
+	void (*table_zero_publish)(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx,
+				   uint32_t child);
+	void (*step)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
+};
+
+/*! pt_machine_new() : a machine for header h (granule 4K, 48-bit VA, h->cpus CPUs); NULL if unsupported. */
+struct pt_machine *pt_machine_new(const struct pt_header *h);
+void pt_machine_free(struct pt_machine *m);
+void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs, void *ctx);
+/*!
+ * pt_machine_event() : apply one arch-level event.  ops-level kinds are not
+ * the machine's business (the mm model turns them into arch events) and
+ * return -1.  @return : 0 applied, -1 not an arch event.
+ */
+int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
+/*! pt_machine_finish() : end of trace. */
+void pt_machine_finish(struct pt_machine *m);
+uint64_t pt_machine_hash(const struct pt_machine *m);
+
+/* ---- queries (for checkers, reports and the mm model) ---- */
+
+unsigned pt_machine_cpus(const struct pt_machine *m);
+uint64_t pt_machine_event_index(const struct pt_machine *m);	/* index of the event being applied */
+const struct pt_event *pt_machine_current_event(const struct pt_machine *m);
+struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx);
+/*! pt_machine_lookup() : frame index for a physical address, or PT_NO_FRAME. */
+uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa);
+uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t frame, unsigned idx);
+uint64_t pt_machine_entry_visible(const struct pt_machine *m, uint32_t frame, unsigned idx);
+/*! pt_machine_first_pos() : first position of a table (index), UINT32_MAX if none; then ->next. */
+uint32_t pt_machine_first_pos(const struct pt_machine *m, uint32_t frame);
+const struct pt_pos *pt_machine_pos(const struct pt_machine *m, uint32_t pos);
+/* Stale facts: iterate with index 0..n-1, skipping !in_use. */
+uint32_t pt_machine_nfacts(const struct pt_machine *m);
+const struct pt_fact *pt_machine_fact(const struct pt_machine *m, uint32_t i);
+uint32_t pt_machine_nstale_pos(const struct pt_machine *m);
+const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i);
+/*! pt_machine_facts_mapping() : stale leaf facts whose output covers pa (up to max); returns count. */
+uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint32_t *out, uint32_t max);
+/*! pt_machine_facts_overlapping() : stale leaf facts whose VA range overlaps [va, va+size). */
+uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
+				      uint32_t max);
+/*! pt_machine_leaves_mapping() : visible valid leaves mapping pa, as frame << 9 | index. */
+uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
+/*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */
+uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid);
+const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);
+/*! pt_machine_tid() : thread currently on cpu. */
+uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu);
+/*! pt_machine_lock_holder() : thread holding lock (class, key), or UINT32_MAX. */
+uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write);
+/*! pt_machine_lock_rule() : the lock (class, key) required for tables under root frame, false if none. */
+bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *cls, uint64_t *key);
+/*! pt_machine_locks_recorded() : true once the trace has shown any lock event. */
+bool pt_machine_locks_recorded(const struct pt_machine *m);
+/*! pt_machine_table_root() : the root frame a table is (first) reachable from, PT_NO_FRAME if none. */
+uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t frame);
+
+/*
+ * pt_walk() : translate va in the address space (kernel, or user asid) over
+ * the *latest* (program-order) page tables.  Fills level, descriptor and
+ * the table/index of the leaf.  @return : true if a valid leaf was found.
+ */
+struct pt_walk_result {
+	unsigned level;
+	uint64_t desc;
+	uint32_t frame;		/* table holding the leaf (or the invalid entry) */
+	unsigned idx;
+	uint64_t pa;		/* translated physical address */
+};
+bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va, bool visible,
+	     struct pt_walk_result *res);
+
+/*
+ * pt_walk_range() : call fn for each valid leaf intersecting [start, end)
+ * (latest tables), with the leaf's VA base and level.  Stops early if fn
+ * returns false.
+ */
+typedef bool (*pt_leaf_fn)(void *ctx, uint64_t va, unsigned level, uint64_t desc);
+void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
+		   pt_leaf_fn fn, void *ctx);
+
+/* pgattr_change_is_safe() (arch/arm64/mm/mmu.c): may a live entry go from old to new without BBM? */
+bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new);
+
+#endif

@@ -1,0 +1,909 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * check.c - the invariant checkers I1-I8, I11, I12, judged from arch-level
+ * events; see ../shared/notes/oracle-semantics.md for the facts they rest on.
+ */
+#include "check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_KMAPS 512		/* pending new kernel mappings tracked per CPU */
+#define MAX_GROUPS 256		/* contiguous groups tracked per operation */
+#define MAX_SNAP 1024		/* boundary leaves snapshotted per unmap */
+#define MAX_HITS 64
+
+static const char *const inv_kinds[PT_INV_COUNT] = {
+	[PT_I1] = "stale-tlb/free", [PT_I2] = "stale-tlb/perm", [PT_I3] = "stale-tlb/walk",
+	[PT_I4] = "bbm", [PT_I5] = "contig", [PT_I6] = "missed-barrier/kernel-map",
+	[PT_I7] = "missed-barrier/table-zero", [PT_I8] = "partial-unmap", [PT_I9] = "contract",
+	[PT_I10] = "semantics", [PT_I11] = "hang", [PT_I12] = "lock",
+};
+
+const char *pt_inv_kind(unsigned id)
+{
+	return id > 0 && id < PT_INV_COUNT ? inv_kinds[id] : "?";
+}
+
+/* The rules, one sentence each, cited in every report. */
+static const char RULE_FREE[] =
+	"A page or page table may be freed only after a completed TLBI (TLBI then DSB ISH on the issuing "
+	"CPU) has removed every TLB and walk-cache entry that can point at it (Arm ARM D8.16; "
+	"mm/mmu_gather.c: pages and tables are freed after tlb_flush_mmu_tlbonly()).";
+static const char RULE_FREE_LIVE[] =
+	"A page or page table may be freed only once no page-table entry maps it any more and the TLB "
+	"flush for its unmapping has completed (mm/mmu_gather.c, zap_pte_range + tlb_finish_mmu).";
+static const char RULE_PERM[] =
+	"An operation that removes or reduces access must complete its TLB invalidation (TLBI, then DSB "
+	"ISH) before it returns, or another CPU may keep using the old, more permissive translation "
+	"(arch/arm64/include/asm/tlbflush.h: __flush_tlb_range).";
+static const char RULE_WALK[] =
+	"Unhooking or moving a page table needs a non-last-level TLBI (VAE1IS/RVAE1IS): a last-level "
+	"TLBI (VALE1IS) leaves walk-cache entries that point at the old table (Arm ARM D8.17; "
+	"tlbflush.h: flush_tlb_range may be removing tables).";
+static const char RULE_BBM_LIVE[] =
+	"Break-before-make (Arm ARM D8.16.1; arch/arm64/mm/mmu.c pgattr_change_is_safe): a live "
+	"descriptor may change only PXN, RDONLY, DBM, nG (global to non-global), AF and software bits; "
+	"any other change (output address, CONT, block/table, memory type) needs invalid, DSB, TLBI, "
+	"DSB ISH first.";
+static const char RULE_BBM_CONFLICT[] =
+	"Break-before-make (Arm ARM D8.16.1): a new translation became visible while an old, different "
+	"one for the same VA may still be cached because no completed TLBI removed it; the TLB may hold "
+	"both (TLB conflict).";
+static const char RULE_CONT[] =
+	"Misprogramming of the Contiguous bit (Arm ARM D8.6.1): while any entry of an aligned group of 16 "
+	"is valid with CONT, all 16 must be valid, CONT, attribute-identical and map consecutive output "
+	"addresses from a group-aligned base; a subset is changed only after unfolding the whole group.";
+static const char RULE_KMAP[] =
+	"A new valid kernel mapping needs DSB ISHST (the store reaches the walker) then ISB (drop a "
+	"speculative 'invalid translation') on the creating CPU before it is used or its creator "
+	"returns (seed 000 #11: __set_pte_complete, arch_leave_lazy_mmu_mode).";
+static const char RULE_KINV_ISB[] =
+	"After invalidating kernel mappings the issuing CPU executes ISB after its DSB ISH "
+	"(flush_tlb_kernel_range, __flush_tlb_kernel_pgtable; kernel commit 51696d346c49).";
+static const char RULE_ZERO[] =
+	"A new table's zeroing must be visible to the walker before the descriptor that publishes it "
+	"(seed 003 init_clear_pgtable: dsb(ishst) after clear_page; pmd_install: smp_wmb()).";
+static const char RULE_UNMAP[] =
+	"An unmap of [start,end) leaves nothing inside it reachable and every mapping outside it intact "
+	"(no collateral unmap of a block, contpte group or huge page).";
+static const char RULE_HANG[] =
+	"A page-table routine makes progress: the operation exceeded its step bound (e.g. a loop that "
+	"advances by 0 entries).";
+static const char RULE_LOCK[] =
+	"User page-table entries are written under the lock the kernel requires (PTE: the table's split "
+	"PTL; PMD: pmd_lock; upper levels: page_table_lock; or mmap_lock held for write), and a lock is "
+	"held by one thread at a time.";
+
+enum kmap_state { KM_NEED_DSB = 1, KM_NEED_ISB = 2 };
+
+struct kmap {
+	uint64_t va;
+	uint64_t desc;
+	uint64_t event;
+	uint8_t state;
+};
+
+struct group_ref {
+	uint32_t frame;
+	uint16_t group;
+	uint8_t level;
+};
+
+struct snap_leaf {
+	uint64_t va;
+	uint64_t desc;
+	uint8_t level;
+};
+
+struct cpu_state {
+	struct kmap kmaps[MAX_KMAPS];
+	unsigned nkmaps;
+	uint64_t kinv_isb_event;	/* event+1 of a kernel TLBI completed without ISB yet */
+	struct group_ref groups[MAX_GROUPS];
+	unsigned ngroups;
+	struct snap_leaf snap[MAX_SNAP];
+	unsigned nsnap;
+	uint32_t hang_op;		/* op id already reported as a hang */
+};
+
+struct pt_checker {
+	struct pt_machine *m;
+	struct pt_violation *v;
+	unsigned n, cap;
+	const char *site;
+	struct cpu_state cpu[PT_MAX_CPUS];
+};
+
+/* ---- reporting ---- */
+
+static const char *site_of(struct pt_checker *c, unsigned cpu)
+{
+	if (c->site)
+		return c->site;
+	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
+	return op->open ? pt_op_name(PT_EV_BEGIN, op->kind) : "arch";
+}
+
+static int vreport(struct pt_checker *c, unsigned id, unsigned cpu, const char *tag, const char *rule,
+		   uint64_t va, uint64_t pa, uint64_t old_desc, uint64_t new_desc, const struct pt_stale *stale,
+		   const char *fmt, va_list ap)
+{
+	char sig[96];
+	snprintf(sig, sizeof(sig), "I%u/%s/%s/%s", id, pt_inv_kind(id), tag, site_of(c, cpu));
+	for (unsigned i = 0; i < c->n; i++) {
+		if (!strcmp(c->v[i].signature, sig)) {
+			c->v[i].repeats++;
+			return 0;
+		}
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 8;
+		c->v = realloc(c->v, c->cap * sizeof(*c->v));
+		if (!c->v)
+			abort();
+	}
+	struct pt_violation *v = &c->v[c->n++];
+	memset(v, 0, sizeof(*v));
+	v->id = id;
+	memcpy(v->signature, sig, sizeof(sig));
+	v->event = pt_machine_event_index(c->m);
+	v->cpu = cpu;
+	v->va = va;
+	v->pa = pa;
+	v->old_desc = old_desc;
+	v->new_desc = new_desc;
+	if (stale)
+		v->stale = *stale;
+	v->rule = rule;
+	vsnprintf(v->what, sizeof(v->what), fmt, ap);
+	return 1;
+}
+
+static int report(struct pt_checker *c, unsigned id, unsigned cpu, const char *tag, const char *rule,
+		  uint64_t va, uint64_t pa, uint64_t old_desc, uint64_t new_desc, const struct pt_stale *stale,
+		  const char *fmt, ...) __attribute__((format(printf, 11, 12)));
+static int report(struct pt_checker *c, unsigned id, unsigned cpu, const char *tag, const char *rule,
+		  uint64_t va, uint64_t pa, uint64_t old_desc, uint64_t new_desc, const struct pt_stale *stale,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vreport(c, id, cpu, tag, rule, va, pa, old_desc, new_desc, stale, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int pt_checker_report(struct pt_checker *c, unsigned id, const char *tag, const char *rule, uint64_t va,
+		      uint64_t pa, uint64_t old_desc, uint64_t new_desc, const struct pt_stale *stale,
+		      const char *fmt, ...)
+{
+	const struct pt_event *ev = pt_machine_current_event(c->m);
+	va_list ap;
+	va_start(ap, fmt);
+	int r = vreport(c, id, ev ? ev->cpu : 0, tag, rule, va, pa, old_desc, new_desc, stale, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void pt_checker_set_site(struct pt_checker *c, const char *site) { c->site = site; }
+
+static unsigned cur_cpu(struct pt_checker *c)
+{
+	const struct pt_event *ev = pt_machine_current_event(c->m);
+	return ev ? ev->cpu : 0;
+}
+
+static void stale_from_fact(struct pt_stale *s, const struct pt_fact *f)
+{
+	memset(s, 0, sizeof(*s));
+	s->present = 1;
+	s->walk = 0;
+	s->asid = f->asid;
+	s->global = f->global;
+	s->level = f->level;
+	s->va = f->va;
+	s->size = pt_level_size(f->level);
+	s->desc = f->desc;
+	s->since = f->since;
+}
+
+static void stale_from_pos(struct pt_checker *c, struct pt_stale *s, const struct pt_pos *p)
+{
+	const struct pt_frame *fr = pt_machine_frame(c->m, p->frame);
+	memset(s, 0, sizeof(*s));
+	s->present = 1;
+	s->walk = 1;
+	s->asid = p->asid;
+	s->global = p->global;
+	s->level = fr->level ? fr->level - 1u : 0;
+	s->va = p->va;
+	s->size = fr->level ? pt_level_size(fr->level - 1u) : 1ull << 48;
+	s->desc = (fr->pfn << PT_PAGE_SHIFT) | 3;	/* the table descriptor it caches */
+	s->since = p->since;
+}
+
+static const char *tagname(bool global, uint16_t asid, char *buf, size_t n)
+{
+	if (global)
+		snprintf(buf, n, "global");
+	else
+		snprintf(buf, n, "asid %u", asid);
+	return buf;
+}
+
+/* ---- helpers over the machine ---- */
+
+static bool frame_is_kernel_table(struct pt_checker *c, uint32_t f, bool *user)
+{
+	bool kernel = false;
+	*user = false;
+	for (uint32_t p = pt_machine_first_pos(c->m, f); p != UINT32_MAX; p = pt_machine_pos(c->m, p)->next) {
+		if (pt_machine_pos(c->m, p)->global)
+			kernel = true;
+		else
+			*user = true;
+	}
+	return kernel;
+}
+
+/* Attributes that must be identical across a contiguous group (AF and dirty state may differ: Arm ARM D8.6.1). */
+static uint64_t cont_attrs(uint64_t d)
+{
+	uint64_t ign = PT_DESC_OA_MASK | PT_DESC_AF | PT_DESC_DIRTY;
+	if (d & PT_DESC_DBM)
+		ign |= PT_DESC_RDONLY;	/* hardware dirty state clears RDONLY entry by entry */
+	return d & ~ign;
+}
+
+/* Check a contiguous group's valid entries agree; complete=true also requires all 16 valid. */
+static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, bool complete,
+			  unsigned *bad_idx)
+{
+	const unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	uint64_t size = pt_level_size(level);
+	bool any_cont = false, first = true;
+	uint64_t attrs = 0, base = 0;
+	unsigned nvalid = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = pt_machine_entry_latest(c->m, f, group * n + i);
+		if (pt_desc_is_leaf(d, level) && (d & PT_DESC_CONT))
+			any_cont = true;
+	}
+	if (!any_cont)
+		return true;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = pt_machine_entry_latest(c->m, f, group * n + i);
+		if (!pt_desc_is_leaf(d, level))
+			continue;
+		nvalid++;
+		*bad_idx = group * n + i;
+		if (!(d & PT_DESC_CONT))
+			return false;
+		uint64_t b = pt_desc_oa(d) - i * size;
+		if (first) {
+			attrs = cont_attrs(d);
+			base = b;
+			first = false;
+			if (base & (n * size - 1))
+				return false;
+		} else if (cont_attrs(d) != attrs || b != base) {
+			return false;
+		}
+	}
+	if (complete && nvalid != n) {
+		for (unsigned i = 0; i < n; i++)
+			if (!pt_desc_is_leaf(pt_machine_entry_latest(c->m, f, group * n + i), level)) {
+				*bad_idx = group * n + i;
+				break;
+			}
+		return false;
+	}
+	return true;
+}
+
+static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *found)
+{
+	uint32_t p = pt_machine_first_pos(c->m, f);
+	*found = p != UINT32_MAX;
+	if (!*found)
+		return 0;
+	const struct pt_frame *fr = pt_machine_frame(c->m, f);
+	return pt_machine_pos(c->m, p)->va + idx * pt_level_size(fr->level);
+}
+
+/* ---- hooks ---- */
+
+static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	struct pt_machine *m = c->m;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned cpu = cur_cpu(c);
+	uint32_t tid = pt_machine_tid(m, cpu);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	uint32_t root = pt_machine_table_root(m, f);
+	unsigned cls;
+	uint64_t key;
+	bool found;
+	uint64_t va = entry_va(c, f, idx, &found);
+
+	if (!found)
+		return;		/* not hooked anywhere: a table being prepared needs no lock */
+	if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
+		if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
+			report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new, NULL,
+			       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
+			       "that owns its tables",
+			       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid,
+			       pt_op_name(PT_EV_LOCK, cls), (unsigned long long)key);
+		return;
+	}
+	bool user;
+	if (frame_is_kernel_table(c, f, &user) || !user || !pt_machine_locks_recorded(m))
+		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+	uint16_t asid = 0;
+	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next)
+		if (!pt_machine_pos(m, p)->global)
+			asid = pt_machine_pos(m, p)->asid;
+	bool w = false;
+	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid)
+		return;
+	if (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
+			      pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid))
+		return;
+	if (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)
+		return;
+	report(c, PT_I12, cpu, fr->level == 3 ? "pte-without-ptl" : "pmd-without-lock", RULE_LOCK, va,
+	       pa + idx * 8, old, new, NULL,
+	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
+	       (unsigned long long)va, asid, tid, fr->level == 3 ? "PTE table lock (ptl key=table)" :
+	       "pmd_lock / page_table_lock / mmap_lock for write");
+}
+
+static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned cpu = cur_cpu(c);
+	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
+	bool found;
+	uint64_t va = entry_va(c, f, idx, &found);
+
+	if (!fr->level_known)
+		return;
+	unsigned level = fr->level;
+
+	/* I4: a live entry changed in a way that needs break-before-make */
+	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new) {
+		const char *tag = NULL;
+		if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
+			tag = "block-table-change";
+		else if (pt_desc_is_table(old, level))
+			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "table-address-change" : NULL;
+		else if (!pt_pgattr_change_is_safe(old, new))
+			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "live-oa-change" :
+			      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
+		if (tag)
+			report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, va, pa, old, new, NULL,
+			       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
+			       (unsigned long long)pa, found ? "" : " (not yet hooked)");
+	}
+
+	/* I6: a new valid kernel mapping starts owing DSB + ISB */
+	bool user;
+	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && frame_is_kernel_table(c, f, &user)) {
+		struct cpu_state *cs = &c->cpu[cpu];
+		if (cs->nkmaps < MAX_KMAPS) {
+			struct kmap k = { va, new, pt_machine_event_index(m), KM_NEED_DSB };
+			cs->kmaps[cs->nkmaps++] = k;
+		}
+	}
+
+	/* I12 */
+	check_lock(c, f, idx, old, new);
+
+}
+
+/* I5: valid entries of a contiguous group must agree at every moment; remember the group
+ * so that the operation's end can check it is complete. */
+static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned cpu = cur_cpu(c);
+	if (!fr->level_known || fr->level < 2)
+		return;
+	unsigned n = fr->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
+	if (((old | new) & PT_DESC_CONT) && pt_machine_op(m, cpu)->open) {
+		struct cpu_state *cs = &c->cpu[cpu];
+		bool have = false;
+		for (unsigned i = 0; i < cs->ngroups; i++)
+			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n)
+				have = true;
+		if (!have && cs->ngroups < MAX_GROUPS) {
+			struct group_ref g = { f, (uint16_t)(idx / n), fr->level };
+			cs->groups[cs->ngroups++] = g;
+		}
+	}
+	if (!cont_group_ok(c, f, fr->level, idx / n, false, &bad)) {
+		bool found;
+		uint64_t va = entry_va(c, f, bad, &found);
+		uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + bad * 8;
+		report(c, PT_I5, cur_cpu(c), "group-mismatch", RULE_CONT, va, pa, 0,
+		       pt_machine_entry_latest(c->m, f, bad), NULL,
+		       "valid entries of the contiguous group at level %u (entry 0x%llx) disagree: CONT, "
+		       "attributes or consecutive output addresses", fr->level, (unsigned long long)pa);
+	}
+}
+
+static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
+			 uint64_t desc, unsigned by_cpu)
+{
+	struct pt_checker *c = ctx;
+	uint32_t hits[MAX_HITS];
+	uint64_t size = pt_level_size(level);
+	uint32_t n = pt_machine_facts_overlapping(m, va, size, hits, MAX_HITS);
+	char tb[32];
+
+	/* I4: an old translation for this VA may still be cached beside the new one */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
+		if (!(f->global || global || f->asid == asid))
+			continue;
+		if (f->desc == desc && f->va == va && f->level == level)
+			continue;
+		if (f->va == va && f->level == level && pt_pgattr_change_is_safe(f->desc, desc))
+			continue;
+		struct pt_stale s;
+		stale_from_fact(&s, f);
+		report(c, PT_I4, by_cpu, "tlb-conflict", RULE_BBM_CONFLICT, va, pt_desc_oa(desc), f->desc, desc, &s,
+		       "new level-%u translation for va 0x%llx (%s) became visible while the old one (stale "
+		       "since event %llu) may still be cached", level, (unsigned long long)va,
+		       tagname(global, asid, tb, sizeof(tb)), (unsigned long long)f->since);
+		return;
+	}
+	/* I4: a block replaced a table whose walk-cache entry may survive */
+	if (level < 3) {
+		for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
+			const struct pt_pos *p = pt_machine_stale_pos(m, i);
+			const struct pt_frame *fr = pt_machine_frame(m, p->frame);
+			if (fr->level == level + 1 && p->va == va && (p->global || global || p->asid == asid)) {
+				struct pt_stale s;
+				stale_from_pos(c, &s, p);
+				report(c, PT_I4, by_cpu, "table-to-block", RULE_BBM_CONFLICT, va, pt_desc_oa(desc), s.desc,
+				       desc, &s,
+				       "level-%u block for va 0x%llx became visible while a walk-cache entry for the "
+				       "table it replaced may survive", level, (unsigned long long)va);
+				return;
+			}
+		}
+	}
+}
+
+/* The leaf translating va inside the subtree of table f (level, covering base..). */
+static bool subtree_leaf(struct pt_machine *m, uint32_t f, uint64_t base, uint64_t va, uint64_t *desc,
+			 unsigned *level)
+{
+	for (;;) {
+		const struct pt_frame *fr = pt_machine_frame(m, f);
+		if (fr->state != PT_FS_TABLE || !fr->level_known)
+			return false;
+		uint64_t size = pt_level_size(fr->level);
+		unsigned idx = (unsigned)((va - base) / size);
+		if (idx >= PT_PTRS)
+			return false;
+		uint64_t d = pt_machine_entry_visible(m, f, idx);
+		if (pt_desc_is_leaf(d, fr->level)) {
+			*desc = d;
+			*level = fr->level;
+			return true;
+		}
+		if (!pt_desc_is_table(d, fr->level))
+			return false;
+		base += idx * size;
+		f = pt_machine_lookup(m, pt_desc_oa(d));
+		if (f == PT_NO_FRAME)
+			return false;
+	}
+}
+
+static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
+			  uint32_t child, unsigned by_cpu)
+{
+	struct pt_checker *c = ctx;
+	uint32_t hits[MAX_HITS];
+	uint32_t n = pt_machine_facts_overlapping(m, va, pt_level_size(level), hits, MAX_HITS);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
+		if (!(f->global || global || f->asid == asid))
+			continue;
+		uint64_t d;
+		unsigned l;
+		const char *tag = NULL;
+		if (f->level <= level)
+			tag = "block-to-table";	/* a stale block covers the range the new table translates */
+		else if (subtree_leaf(m, child, va, f->va, &d, &l) && !(d == f->desc && l == f->level) &&
+			 !(l == f->level && pt_pgattr_change_is_safe(f->desc, d)))
+			tag = "tlb-conflict";
+		if (!tag)
+			continue;
+		struct pt_stale s;
+		stale_from_fact(&s, f);
+		report(c, PT_I4, by_cpu, tag, RULE_BBM_CONFLICT, f->va, 0, f->desc, 0, &s,
+		       "a table hooked at level %u for va 0x%llx gives new translations where an old one (va "
+		       "0x%llx, stale since event %llu) may still be cached", level, (unsigned long long)va,
+		       (unsigned long long)f->va, (unsigned long long)f->since);
+		return;
+	}
+}
+
+static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx, uint32_t child)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *cf = pt_machine_frame(m, child);
+	const struct pt_frame *pf = pt_machine_frame(m, parent);
+	if (cf->zero == PT_ZS_ORDERED)
+		return;
+	bool found;
+	uint64_t va = entry_va(c, parent, idx, &found);
+	report(c, PT_I7, cur_cpu(c), cf->zero == PT_ZS_GARBAGE ? "published-unzeroed" : "published-before-zero-visible",
+	       RULE_ZERO, va, cf->pfn << PT_PAGE_SHIFT, 0, pt_machine_current_event(m)->val, NULL,
+	       "table 0x%llx published in entry 0x%llx %s", (unsigned long long)(cf->pfn << PT_PAGE_SHIFT),
+	       (unsigned long long)((pf->pfn << PT_PAGE_SHIFT) + idx * 8),
+	       cf->zero == PT_ZS_GARBAGE ? "without ever being zeroed" :
+	       "before a barrier on the zeroing CPU made its zeroing visible");
+}
+
+static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	unsigned cpu = cur_cpu(c);
+	char tb[32];
+
+	if (fr->state == PT_FS_TABLE) {
+		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
+			const struct pt_pos *pp = pt_machine_pos(m, p);
+			struct pt_stale s;
+			stale_from_pos(c, &s, pp);
+			if (pp->live)
+				report(c, PT_I1, cpu, "table-freed-while-hooked", RULE_FREE_LIVE, pp->va, pa, 0, 0, &s,
+				       "level-%u table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
+				       (unsigned long long)pa, (unsigned long long)pp->va,
+				       tagname(pp->global, pp->asid, tb, sizeof(tb)));
+			else
+				report(c, PT_I1, cpu, "table-freed-walk-cached", RULE_FREE, pp->va, pa, 0, 0, &s,
+				       "level-%u table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
+				       "since event %llu) may still point at it", fr->level, (unsigned long long)pa,
+				       (unsigned long long)pp->va, tagname(pp->global, pp->asid, tb, sizeof(tb)),
+				       (unsigned long long)pp->since);
+			return;
+		}
+		return;
+	}
+	if (fr->state != PT_FS_DATA)
+		return;
+	uint32_t hits[MAX_HITS];
+	uint32_t n = pt_machine_facts_mapping(m, pa, hits, MAX_HITS);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pt_fact *fa = pt_machine_fact(m, hits[i]);
+		if (fa->lazy)
+			continue;	/* vmalloc's lazy purge flushes before the VA is reused */
+		struct pt_stale s;
+		stale_from_fact(&s, fa);
+		report(c, PT_I1, cpu, "page-freed-tlb-cached", RULE_FREE, fa->va, pa, fa->desc, 0, &s,
+		       "page 0x%llx freed while a TLB entry for va 0x%llx (%s, stale since event %llu) may still "
+		       "map it", (unsigned long long)pa, (unsigned long long)fa->va,
+		       tagname(fa->global, fa->asid, tb, sizeof(tb)), (unsigned long long)fa->since);
+		return;
+	}
+	uint64_t leaves[MAX_HITS];
+	n = pt_machine_leaves_mapping(m, pa, leaves, MAX_HITS);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t tf = (uint32_t)(leaves[i] >> 9);
+		unsigned idx = leaves[i] & (PT_PTRS - 1);
+		const struct pt_frame *t = pt_machine_frame(m, tf);
+		uint64_t d = pt_machine_entry_visible(m, tf, idx);
+		if (!pt_desc_is_leaf(d, t->level) || pa < pt_desc_oa(d) || pa >= pt_desc_oa(d) + pt_level_size(t->level))
+			continue;
+		uint32_t p = pt_machine_first_pos(m, tf);
+		if (p == UINT32_MAX)
+			continue;	/* mapped only by a table nothing can walk */
+		const struct pt_pos *pp = pt_machine_pos(m, p);
+		uint64_t va = pp->va + idx * pt_level_size(t->level);
+		struct pt_stale s = { 0 };
+		if (!pp->live) {
+			stale_from_pos(c, &s, pp);
+			report(c, PT_I1, cpu, "page-freed-walk-cached", RULE_FREE, va, pa, d, 0, &s,
+			       "page 0x%llx freed while still mapped at va 0x%llx by a table reachable through a "
+			       "stale walk-cache entry", (unsigned long long)pa, (unsigned long long)va);
+		} else {
+			report(c, PT_I1, cpu, "page-freed-while-mapped", RULE_FREE_LIVE, va, pa, d, 0, NULL,
+			       "page 0x%llx freed while still mapped at va 0x%llx (%s)", (unsigned long long)pa,
+			       (unsigned long long)va, tagname(pp->global, pp->asid, tb, sizeof(tb)));
+		}
+		return;
+	}
+}
+
+static bool kernel_va(uint64_t va) { return va >= PT_KERNEL_VA_BASE; }
+
+static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
+{
+	struct pt_checker *c = ctx;
+	struct cpu_state *cs = &c->cpu[ev->cpu];
+	(void)m;
+	if (ev->kind == PT_EV_DSB || ev->kind == PT_EV_SWITCH) {
+		for (unsigned i = 0; i < cs->nkmaps; i++)
+			if (cs->kmaps[i].state == KM_NEED_DSB)
+				cs->kmaps[i].state = KM_NEED_ISB;
+	} else if (ev->kind == PT_EV_ISB) {
+		unsigned keep = 0;
+		for (unsigned i = 0; i < cs->nkmaps; i++)
+			if (cs->kmaps[i].state == KM_NEED_DSB)
+				cs->kmaps[keep++] = cs->kmaps[i];
+		cs->nkmaps = keep;
+		cs->kinv_isb_event = 0;
+	}
+}
+
+static void on_tlbi_done(void *ctx, struct pt_machine *m, unsigned cpu, unsigned op, uint64_t va, uint64_t size)
+{
+	struct pt_checker *c = ctx;
+	unsigned base = op >= PT_TLBI_VAE1 ? op - PT_TLBI_VAE1 : op;
+	(void)size;
+	if ((size && kernel_va(va)) || base == PT_TLBI_VMALLE1IS) {
+		if (!c->cpu[cpu].kinv_isb_event)
+			c->cpu[cpu].kinv_isb_event = pt_machine_event_index(m) + 1;
+	}
+}
+
+static void kmap_report(struct pt_checker *c, unsigned cpu, const struct kmap *k, const char *tag, const char *when)
+{
+	report(c, PT_I6, cpu, tag, RULE_KMAP, k->va, pt_desc_oa(k->desc), 0, k->desc, NULL,
+	       "kernel mapping of va 0x%llx created at event %llu %s before the creating CPU's %s",
+	       (unsigned long long)k->va, (unsigned long long)k->event, when,
+	       k->state == KM_NEED_DSB ? "DSB and ISB" : "ISB");
+}
+
+static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev)
+{
+	struct pt_checker *c = ctx;
+	if (!kernel_va(ev->va))
+		return;
+	for (unsigned cpu = 0; cpu < pt_machine_cpus(m); cpu++) {
+		struct cpu_state *cs = &c->cpu[cpu];
+		for (unsigned i = 0; i < cs->nkmaps; i++) {
+			const struct kmap *k = &cs->kmaps[i];
+			/* the page (or block) that the pending mapping covers */
+			if (ev->va >> PT_PAGE_SHIFT != k->va >> PT_PAGE_SHIFT)
+				continue;
+			if (cpu == ev->cpu || k->state == KM_NEED_DSB) {
+				kmap_report(c, ev->cpu, k, "used-before-barrier", "used");
+				return;
+			}
+		}
+	}
+	struct cpu_state *cs = &c->cpu[ev->cpu];
+	if (cs->kinv_isb_event)
+		report(c, PT_I6, ev->cpu, "kernel-inval-no-isb", RULE_KINV_ISB, ev->va, 0, 0, 0, NULL,
+		       "cpu%u accessed va 0x%llx after a kernel TLB invalidation completed at event %llu without "
+		       "an ISB", ev->cpu, (unsigned long long)ev->va, (unsigned long long)(cs->kinv_isb_event - 1));
+}
+
+struct snap_ctx { struct cpu_state *cs; };
+
+static bool snap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
+{
+	struct cpu_state *cs = ctx;
+	if (cs->nsnap >= MAX_SNAP)
+		return false;
+	struct snap_leaf s = { va, desc, (uint8_t)level };
+	cs->snap[cs->nsnap++] = s;
+	return true;
+}
+
+static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_checker *c = ctx;
+	struct cpu_state *cs = &c->cpu[cpu];
+	cs->ngroups = 0;
+	cs->nsnap = 0;
+	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len) {
+		/* the mappings around the range, to tell a collateral unmap (I8) */
+		bool kernel = kernel_va(op->va);
+		uint64_t g = pt_level_size(1);
+		uint64_t lo = op->va & ~(g - 1), hi = (op->va + op->len + g - 1) & ~(g - 1);
+		if (hi < op->va + op->len)
+			hi = op->va + op->len;
+		pt_walk_range(m, kernel, op->asid, lo, op->va, snap_leaf, cs);
+		pt_walk_range(m, kernel, op->asid, op->va + op->len, hi, snap_leaf, cs);
+	}
+}
+
+struct inside_ctx { uint64_t va, desc; unsigned level; bool found; };
+
+static bool inside_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
+{
+	struct inside_ctx *x = ctx;
+	x->va = va;
+	x->desc = desc;
+	x->level = level;
+	x->found = true;
+	return false;
+}
+
+static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_machine *m = c->m;
+	struct cpu_state *cs = &c->cpu[cpu];
+	bool kernel = kernel_va(op->va);
+	uint64_t start = op->va, end = op->va + op->len;
+	struct inside_ctx x = { 0 };
+
+	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
+	if (x.found) {
+		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, pt_desc_oa(x.desc), x.desc, 0, NULL,
+		       "%s of [0x%llx, 0x%llx) returned with va 0x%llx still mapped (level %u)",
+		       pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)start, (unsigned long long)end,
+		       (unsigned long long)(x.va < start ? start : x.va), x.level);
+		return;
+	}
+	for (unsigned i = 0; i < cs->nsnap; i++) {
+		const struct snap_leaf *s = &cs->snap[i];
+		uint64_t size = pt_level_size(s->level);
+		/* the part of the old leaf outside [start, end) must still translate the same way */
+		uint64_t probes[2] = { s->va, s->va + size - pt_level_size(3) };
+		for (unsigned k = 0; k < 2; k++) {
+			uint64_t va = probes[k];
+			if (va >= start && va < end)
+				continue;
+			struct pt_walk_result r;
+			uint64_t want = pt_desc_oa(s->desc) + (va - s->va);
+			if (!pt_walk(m, kernel, op->asid, va, false, &r) || r.pa != want) {
+				report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
+				       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
+				       "was part of a level-%u entry at 0x%llx)", pt_op_name(PT_EV_BEGIN, op->kind),
+				       (unsigned long long)start, (unsigned long long)end, (unsigned long long)va,
+				       s->level, (unsigned long long)s->va);
+				return;
+			}
+		}
+	}
+}
+
+static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_checker *c = ctx;
+	struct cpu_state *cs = &c->cpu[cpu];
+	char tb[32];
+
+	/* I6: kernel mappings created by this CPU must be usable when it returns */
+	for (unsigned i = 0; i < cs->nkmaps; i++) {
+		kmap_report(c, cpu, &cs->kmaps[i], "return-before-barrier", "still pending when the operation returned,");
+		break;
+	}
+	cs->nkmaps = 0;
+	if (cs->kinv_isb_event) {
+		report(c, PT_I6, cpu, "kernel-inval-no-isb", RULE_KINV_ISB, 0, 0, 0, 0, NULL,
+		       "%s returned after a kernel TLB invalidation completed at event %llu without an ISB",
+		       pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)(cs->kinv_isb_event - 1));
+		cs->kinv_isb_event = 0;
+	}
+
+	/* I2: translations this operation removed or reduced may still be cached */
+	for (uint32_t i = 0; i < pt_machine_nfacts(m); i++) {
+		const struct pt_fact *f = pt_machine_fact(m, i);
+		if (f->op != op->id || f->lazy)
+			continue;
+		struct pt_stale s;
+		stale_from_fact(&s, f);
+		report(c, PT_I2, cpu, "returned-with-stale-tlb", RULE_PERM, f->va, pt_desc_oa(f->desc), f->desc, 0, &s,
+		       "%s returned while the old translation of va 0x%llx (%s, level %u) may still be cached "
+		       "(no completed TLBI since event %llu)", pt_op_name(PT_EV_BEGIN, op->kind),
+		       (unsigned long long)f->va, tagname(f->global, f->asid, tb, sizeof(tb)), f->level,
+		       (unsigned long long)f->since);
+		break;
+	}
+	/* I3: tables this operation unhooked or moved may still be walk-cached */
+	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
+		const struct pt_pos *p = pt_machine_stale_pos(m, i);
+		if (p->op != op->id || p->lazy)
+			continue;
+		struct pt_stale s;
+		stale_from_pos(c, &s, p);
+		report(c, PT_I3, cpu, "returned-with-stale-walk", RULE_WALK, p->va, s.desc & PT_DESC_OA_MASK, 0, 0, &s,
+		       "%s returned while a walk-cache entry for va 0x%llx (%s) may still point at table 0x%llx "
+		       "(unhooked at event %llu)", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)p->va,
+		       tagname(p->global, p->asid, tb, sizeof(tb)),
+		       (unsigned long long)(s.desc & PT_DESC_OA_MASK), (unsigned long long)p->since);
+		break;
+	}
+	/* I5: contiguous groups touched must be complete when the operation returns */
+	for (unsigned i = 0; i < cs->ngroups; i++) {
+		const struct group_ref *g = &cs->groups[i];
+		unsigned bad = 0;
+		const struct pt_frame *fr = pt_machine_frame(m, g->frame);
+		if (fr->state != PT_FS_TABLE)
+			continue;
+		if (!cont_group_ok(c, g->frame, g->level, g->group, true, &bad)) {
+			bool found;
+			uint64_t va = entry_va(c, g->frame, bad, &found);
+			report(c, PT_I5, cpu, "group-incomplete", RULE_CONT, va, (fr->pfn << PT_PAGE_SHIFT) + bad * 8, 0,
+			       pt_machine_entry_latest(m, g->frame, bad), NULL,
+			       "%s returned with the contiguous group of va 0x%llx half built or half torn down "
+			       "(entry %u of the group)", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)va,
+			       bad % (g->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS));
+			break;
+		}
+	}
+	cs->ngroups = 0;
+	/* I8 */
+	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len)
+		check_unmap(c, cpu, op);
+	cs->nsnap = 0;
+}
+
+static void on_step(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_checker *c = ctx;
+	(void)m;
+	if (op->steps > op->bound && c->cpu[cpu].hang_op != op->id) {
+		c->cpu[cpu].hang_op = op->id;
+		report(c, PT_I11, cpu, "step-bound", RULE_HANG, op->va, 0, 0, 0, NULL,
+		       "%s of [0x%llx, +0x%llx) exceeded its bound of %llu steps (begun at event %llu)",
+		       pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)op->va, (unsigned long long)op->len,
+		       (unsigned long long)op->bound, (unsigned long long)op->begin_event);
+	}
+}
+
+static void on_lock(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended)
+{
+	struct pt_checker *c = ctx;
+	if (!contended)
+		return;
+	bool w = false;
+	uint32_t holder = pt_machine_lock_holder(m, ev->op, ev->pa, &w);
+	report(c, PT_I12, ev->cpu, "lock-held-twice", RULE_LOCK, 0, ev->pa, 0, 0, NULL,
+	       "thread %u on cpu%u acquired the %s lock 0x%llx while thread %u held it", pt_machine_tid(m, ev->cpu),
+	       ev->cpu, pt_op_name(PT_EV_LOCK, ev->op), (unsigned long long)ev->pa, holder);
+}
+
+static const struct pt_observer checker_observer = {
+	.pt_store = on_pt_store,
+	.pt_stored = on_pt_stored,
+	.leaf_live = on_leaf_live,
+	.table_live = on_table_live,
+	.frame_free = on_frame_free,
+	.barrier = on_barrier,
+	.tlbi_done = on_tlbi_done,
+	.access = on_access,
+	.op_begin = on_op_begin,
+	.op_end = on_op_end,
+	.lock = on_lock,
+	.table_zero_publish = on_zero_publish,
+	.step = on_step,
+};
+
+struct pt_checker *pt_checker_new(struct pt_machine *m)
+{
+	struct pt_checker *c = calloc(1, sizeof(*c));
+	if (!c)
+		abort();
+	c->m = m;
+	pt_machine_set_observer(m, &checker_observer, c);
+	return c;
+}
+
+void pt_checker_free(struct pt_checker *c)
+{
+	if (!c)
+		return;
+	free(c->v);
+	free(c);
+}
+
+unsigned pt_checker_count(const struct pt_checker *c) { return c->n; }
+const struct pt_violation *pt_checker_get(const struct pt_checker *c, unsigned i) { return &c->v[i]; }
