@@ -396,7 +396,7 @@ static bool more_permissive_or_equal(uint64_t newd, uint64_t oldd)
 }
 
 /* Would a TLB entry for `oldd` still be correct, if less permissive, once `newd` is live? */
-static bool stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level)
+bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level)
 {
 	if (!pt_desc_is_leaf(newd, level))
 		return false;
@@ -447,7 +447,7 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
 		rmap_update(m, old, level, f, idx, false);
-		if (!stale_is_harmless(old, new, level)) {
+		if (!pt_stale_is_harmless(old, new, level)) {
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				const struct pt_pos *pp = &m->pos.v[p];
 				uint32_t op;
@@ -1282,4 +1282,15 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		}
 	}
 	return n;
+}
+
+uint32_t pt_machine_npending(const struct pt_machine *m, unsigned cpu) { return m->cpu[cpu].stores.n; }
+
+void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, uint32_t *frame, unsigned *idx,
+			uint64_t *val)
+{
+	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
+	*frame = ps->frame;
+	*idx = ps->idx;
+	*val = ps->val;
 }

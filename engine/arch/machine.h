@@ -204,6 +204,12 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 				      uint32_t max);
 /*! pt_machine_leaves_mapping() : visible valid leaves mapping pa, as frame << 9 | index. */
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
+/*! pt_machine_npending() : page-table stores of cpu not yet visible to walkers. */
+uint32_t pt_machine_npending(const struct pt_machine *m, unsigned cpu);
+void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, uint32_t *frame, unsigned *idx,
+			uint64_t *val);
+/*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live? */
+bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level);
 /*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */
 uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid);
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);

@@ -807,6 +807,33 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		       (unsigned long long)f->since);
 		break;
 	}
+	/* I2/I3: stores still in the store buffer at return: the old entry is walkable, let alone cached */
+	for (uint32_t i = 0; i < pt_machine_npending(m, cpu); i++) {
+		uint32_t f;
+		unsigned idx;
+		uint64_t val;
+		pt_machine_pending(m, cpu, i, &f, &idx, &val);
+		const struct pt_frame *fr = pt_machine_frame(m, f);
+		bool found;
+		uint64_t va = entry_va(c, f, idx, &found);
+		if (fr->state != PT_FS_TABLE || !fr->level_known || !found || (op->kind == PT_OP_VUNMAP && kernel_va(va)))
+			continue;
+		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
+		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level)) {
+			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, pt_desc_oa(vis), vis, now, NULL,
+			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
+			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),
+			       (unsigned long long)((fr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va);
+			break;
+		}
+		if (pt_desc_is_table(vis, fr->level) && vis != now) {
+			report(c, PT_I3, cpu, "returned-before-store-visible", RULE_WALK, va, pt_desc_oa(vis), vis, now, NULL,
+			       "%s returned with the unhooking of table 0x%llx (va 0x%llx) not yet visible: no DSB, no "
+			       "TLB flush", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)pt_desc_oa(vis),
+			       (unsigned long long)va);
+			break;
+		}
+	}
 	/* I3: tables this operation unhooked or moved may still be walk-cached */
 	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
 		const struct pt_pos *p = pt_machine_stale_pos(m, i);
