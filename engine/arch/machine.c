@@ -519,10 +519,9 @@ static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, 
 	return true;
 }
 
-struct mat_ctx { uint64_t lo, hi; };
-
-/* A stale walk entry is removed but the TLBI did not cover all its VAs: its leaves outside stay cached. */
-static void materialize_leaves(struct pt_machine *m, uint32_t p, uint64_t lo, uint64_t hi, uint64_t mask)
+/* A stale walk entry is removed by a TLBI that does not remove every leaf cached through it:
+ * those it leaves (outside its VA range, or of another level than its TTL hint) stay cached. */
+static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pend_tlbi *t, uint64_t mask)
 {
 	const struct pt_pos pp = m->pos.v[p];
 	const struct pt_frame *fr = &m->frames.v[pp.frame];
@@ -534,7 +533,9 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, uint64_t lo, ui
 		if (!pt_desc_is_leaf(d, fr->level))
 			continue;
 		uint64_t va = pp.va + i * size;
-		if (va >= lo && va + size <= hi)
+		bool global = pp.global || !(d & PT_DESC_NG);
+		/* a block is removed whole by a TLBI whose VA falls anywhere inside it */
+		if (tlbi_matches(t, global, pp.asid, va, size, fr->level, false))
 			continue;
 		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op,
 			 pp.lazy);
@@ -588,9 +589,7 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 		unsigned dlevel = m->frames.v[pp->frame].level ? m->frames.v[pp->frame].level - 1u : 0;
 		if (pp->seq < t->seq && (pp->cpumask & clear) &&
 		    tlbi_matches(t, pp->global, pp->asid, pp->va, size, dlevel, true)) {
-			uint64_t lo = t->size ? t->va : 0, hi = t->size ? t->va + t->size : UINT64_MAX;
-			if (!(pp->va >= lo && pp->va + size <= hi))
-				materialize_leaves(m, p, lo, hi, pp->cpumask & clear);
+			materialize_leaves(m, p, t, pp->cpumask & clear);
 			pp->cpumask &= ~clear;
 			if (!pp->cpumask) {
 				pos_unlink(m, p);

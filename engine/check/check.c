@@ -361,6 +361,11 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 	       "pmd_lock / page_table_lock / mmap_lock for write");
 }
 
+static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu);
+static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				 uint16_t asid, bool global, uint32_t child, unsigned by_cpu);
+
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
@@ -388,6 +393,30 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 			report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, va, pa, old, new, NULL,
 			       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
 			       (unsigned long long)pa, found ? "" : " (not yet hooked)");
+	}
+
+	/* I4 at the store: a walker may see a store before its DSB, so the make is judged now against
+	 * what may be cached, and against an old value whose break is not yet visible */
+	if (pt_desc_valid(new) && found) {
+		uint64_t vis = pt_machine_entry_visible(m, f, idx);
+		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
+		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
+		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
+						     !pt_pgattr_change_is_safe(vis, new))))
+			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
+			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
+			       "after the break, no TLBI)", level, (unsigned long long)pa);
+		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
+			const struct pt_pos *pp = pt_machine_pos(m, p);
+			uint64_t eva = pp->va + idx * pt_level_size(level);
+			if (pt_desc_is_leaf(new, level))
+				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu);
+			else if (pt_desc_is_table(new, level)) {
+				uint32_t child = pt_machine_lookup(m, pt_desc_oa(new));
+				if (child != PT_NO_FRAME)
+					check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
+			}
+		}
 	}
 
 	/* I6: a new valid kernel mapping starts owing DSB + ISB */
@@ -437,10 +466,10 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	}
 }
 
-static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
-			 uint64_t desc, unsigned by_cpu)
+/* I4: a new leaf for va while an old, different translation of it may still be cached */
+static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
 {
-	struct pt_checker *c = ctx;
 	uint32_t hits[MAX_HITS];
 	uint64_t size = pt_level_size(level);
 	uint32_t n = pt_machine_facts_overlapping(m, va, size, hits, MAX_HITS);
@@ -508,11 +537,28 @@ static bool subtree_leaf(struct pt_machine *m, uint32_t f, uint64_t base, uint64
 	}
 }
 
-static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
-			  uint32_t child, unsigned by_cpu)
+/* I4: a new table for a VA range while an old translation (block, or another table) may be cached */
+static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				 uint16_t asid, bool global, uint32_t child, unsigned by_cpu)
 {
-	struct pt_checker *c = ctx;
 	uint32_t hits[MAX_HITS];
+	/* another table's walk-cache entry for the same slot: the table address changed without BBM */
+	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
+		const struct pt_pos *p = pt_machine_stale_pos(m, i);
+		const struct pt_frame *fr = pt_machine_frame(m, p->frame);
+		if (p->frame == child || fr->level != level + 1 || p->va != va ||
+		    !(p->global || global || p->asid == asid))
+			continue;
+		struct pt_stale s;
+		stale_from_pos(c, &s, p);
+		report(c, PT_I4, by_cpu, "table-replaced-without-tlbi", RULE_BBM_CONFLICT, va,
+		       pt_machine_frame(m, child)->pfn << PT_PAGE_SHIFT, s.desc, 0, &s,
+		       "level-%u table descriptor for va 0x%llx now points at table 0x%llx while a walk-cache "
+		       "entry for the old table 0x%llx (stale since event %llu) may survive", level,
+		       (unsigned long long)va, (unsigned long long)(pt_machine_frame(m, child)->pfn << PT_PAGE_SHIFT),
+		       (unsigned long long)(fr->pfn << PT_PAGE_SHIFT), (unsigned long long)p->since);
+		return;
+	}
 	uint32_t n = pt_machine_facts_overlapping(m, va, pt_level_size(level), hits, MAX_HITS);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
@@ -536,6 +582,18 @@ static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned
 		       (unsigned long long)f->va, (unsigned long long)f->since);
 		return;
 	}
+}
+
+static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
+			 uint64_t desc, unsigned by_cpu)
+{
+	check_leaf_conflict(ctx, m, va, level, asid, global, desc, by_cpu);
+}
+
+static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
+			  uint32_t child, unsigned by_cpu)
+{
+	check_table_conflict(ctx, m, va, level, asid, global, child, by_cpu);
 }
 
 static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx, uint32_t child)
@@ -563,6 +621,31 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	unsigned cpu = cur_cpu(c);
 	char tb[32];
 
+	/* a store not yet followed by a DSB may already be visible: a pending value that hooks or
+	 * maps the frame may have been walked and cached */
+	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
+		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
+			uint32_t pf;
+			unsigned idx;
+			uint64_t val;
+			pt_machine_pending(m, k, i, &pf, &idx, &val);
+			const struct pt_frame *pfr = pt_machine_frame(m, pf);
+			if (!pfr->level_known || !pt_desc_valid(val) || pt_machine_first_pos(m, pf) == UINT32_MAX)
+				continue;
+			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
+			if (pa < pt_desc_oa(val) || pa >= pt_desc_oa(val) + size)
+				continue;
+			bool found;
+			uint64_t va = entry_va(c, pf, idx, &found);
+			report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
+			       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
+			       "already have been walked (no DSB since the store)",
+			       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
+			       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
+			       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
+			return;
+		}
+	}
 	if (fr->state == PT_FS_TABLE) {
 		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
 			const struct pt_pos *pp = pt_machine_pos(m, p);
