@@ -7,3 +7,12 @@ add_test(NAME engine_invariant_corpus
 add_executable(test_hmap ${CMAKE_CURRENT_SOURCE_DIR}/test_hmap.c)
 target_link_libraries(test_hmap PRIVATE ptarch PkgConfig::CMOCKA)
 add_test(NAME engine_hmap COMMAND test_hmap)
+
+# every directory of ops-level traces under corpus/mm/ is a corpus test of its own
+file(GLOB mm_corpus_dirs LIST_DIRECTORIES true ${PROJECT_SOURCE_DIR}/corpus/mm/*)
+foreach(dir ${mm_corpus_dirs})
+  if(IS_DIRECTORY ${dir})
+    get_filename_component(name ${dir} NAME)
+    add_test(NAME mm_corpus_${name} COMMAND test_engine ${dir})
+  endif()
+endforeach()

@@ -21,7 +21,20 @@
 #include "session.h"
 #include "trace.h"
 
+#define MAX_COSTS 16
+
+/* `# expect-cost: KIND FIELD=N FIELD<=N FIELD>=N ...`: the model's costs for an ops-level kind */
+struct cost_expect {
+	unsigned kind;
+	char field[32];
+	char cmp;		/* '=', '<', '>' (<=, >=) */
+	uint64_t value;
+};
+
 struct verdict {
+	struct cost_expect costs[MAX_COSTS];
+	unsigned ncosts;
+	struct pt_counters k;
 	unsigned ids;		/* bit i: invariant Ii reported */
 	unsigned n;
 	uint64_t hash;
@@ -29,6 +42,65 @@ struct verdict {
 	bool have_expect;
 	unsigned expect;
 };
+
+static void parse_costs(const char *path, const char *text, struct verdict *v)
+{
+	char kind[32];
+	int n = 0;
+	if (sscanf(text, " %31s%n", kind, &n) != 1)
+		fail_msg("%s: expect-cost needs a kind", path);
+	unsigned k = pt_kind_by_name(kind, strlen(kind));
+	if (!k)
+		fail_msg("%s: expect-cost: unknown kind %s", path, kind);
+	text += n;
+	char item[64];
+	while (sscanf(text, " %63s%n", item, &n) == 1) {
+		text += n;
+		if (v->ncosts == MAX_COSTS)
+			fail_msg("%s: too many expect-cost items", path);
+		struct cost_expect *c = &v->costs[v->ncosts++];
+		char *op = strpbrk(item, "<>=");
+		if (!op)
+			fail_msg("%s: expect-cost item %s: expected FIELD=N, FIELD<=N or FIELD>=N", path, item);
+		c->kind = k;
+		c->cmp = *op;
+		snprintf(c->field, sizeof(c->field), "%.*s", (int)(op - item), item);
+		c->value = strtoull(op + (op[1] == '=' ? 2 : 1), NULL, 0);
+	}
+}
+
+static uint64_t cost_field(const char *path, const struct pt_op_costs *o, const char *f)
+{
+	uint64_t tlbi = 0;
+	for (unsigned i = 0; i < PT_TLBI_COUNT; i++) {
+		tlbi += o->tlbi_by_op[i];
+		char name[40];
+		snprintf(name, sizeof(name), "tlbi_%s", pt_op_name(PT_EV_TLBI, i));
+		if (!strcmp(f, name))
+			return o->tlbi_by_op[i];
+	}
+#define F(x) if (!strcmp(f, #x)) return o->x
+	F(ops); F(failed); F(pt_writes); F(dsb); F(dmb); F(isb); F(tables_alloc); F(tables_freed);
+	F(pages_alloc); F(pages_freed);
+#undef F
+	if (!strcmp(f, "tlbi"))
+		return tlbi;
+	fail_msg("%s: expect-cost: unknown field %s", path, f);
+	return 0;
+}
+
+static void check_costs(const char *path, const struct verdict *v)
+{
+	for (unsigned i = 0; i < v->ncosts; i++) {
+		const struct cost_expect *c = &v->costs[i];
+		uint64_t got = cost_field(path, &v->k.per_op[c->kind], c->field);
+		bool ok = c->cmp == '=' ? got == c->value : c->cmp == '<' ? got <= c->value : got >= c->value;
+		if (!ok)
+			fail_msg("%s: %s %s: expected %s%s%llu, got %llu", path, pt_kind_name(c->kind), c->field,
+				 c->cmp == '=' ? "" : c->cmp == '<' ? "<=" : ">=", c->cmp == '=' ? "=" : "",
+				 (unsigned long long)c->value, (unsigned long long)got);
+	}
+}
 
 static void replay_file(const char *path, struct verdict *v)
 {
@@ -53,6 +125,8 @@ static void replay_file(const char *path, struct verdict *v)
 				}
 			}
 		}
+		if (ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "expect-cost:", 12))
+			parse_costs(path, ev.text + 12, v);
 		pt_session_event(s, &ev);
 	}
 	if (rc < 0)
@@ -66,6 +140,7 @@ static void replay_file(const char *path, struct verdict *v)
 		snprintf(v->sigs + l, sizeof(v->sigs) - l, "%s@%llu ", x->signature, (unsigned long long)x->event);
 	}
 	v->hash = pt_session_hash(s);
+	v->k = *pt_session_counters(s);
 	pt_session_free(s);
 	pt_reader_close(r);
 }
@@ -79,6 +154,7 @@ static void test_corpus_file(void **state)
 		fail_msg("%s: no '# expect:' line", path);
 	if (a.ids != a.expect)
 		fail_msg("%s: expected ids 0x%x, got 0x%x: %s", path, a.expect, a.ids, a.sigs);
+	check_costs(path, &a);
 	/* determinism: the same verdict, report and state hash */
 	replay_file(path, &b);
 	assert_int_equal(a.ids, b.ids);

@@ -1017,3 +1017,4 @@ void pt_checker_free(struct pt_checker *c)
 
 unsigned pt_checker_count(const struct pt_checker *c) { return c->n; }
 const struct pt_violation *pt_checker_get(const struct pt_checker *c, unsigned i) { return &c->v[i]; }
+struct pt_violation *pt_checker_get_mut(struct pt_checker *c, unsigned i) { return &c->v[i]; }

@@ -20,6 +20,7 @@ struct pt_checker *pt_checker_new(struct pt_machine *m);
 void pt_checker_free(struct pt_checker *c);
 unsigned pt_checker_count(const struct pt_checker *c);
 const struct pt_violation *pt_checker_get(const struct pt_checker *c, unsigned i);
+struct pt_violation *pt_checker_get_mut(struct pt_checker *c, unsigned i);
 
 /*!
  * pt_checker_report() : record a violation found outside the arch checkers

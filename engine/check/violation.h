@@ -41,7 +41,8 @@ struct pt_stale {
 struct pt_violation {
 	unsigned id;		/* enum pt_inv */
 	char signature[96];	/* kind + rule + path; no addresses: stable for dedup */
-	uint64_t event;		/* index of the event (0-based, counting every event of the trace) */
+	uint64_t event;		/* index of the trace event (0-based, counting every event of the trace) */
+	uint64_t arch_event;	/* index in the arch-level stream (differs for ops-level traces: see --record) */
 	unsigned cpu;		/* the CPU whose event revealed it */
 	uint64_t va;		/* the address involved (0 if none) */
 	uint64_t pa;		/* the page / table / entry physical address involved */

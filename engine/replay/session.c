@@ -6,13 +6,35 @@
 
 #include "check.h"
 #include "machine.h"
+#include "mm.h"
 
 struct pt_session {
 	struct pt_machine *m;
 	struct pt_checker *c;
+	struct mm_model *mm;
 	struct pt_counters k;
+	struct pt_op_costs *op;		/* costs of the ops-level event running, or NULL */
+	uint64_t trace_index;		/* index of the trace event being run */
+	void (*tap)(void *, const struct pt_event *);
+	void *tap_ctx;
 	bool finished;
 };
+
+static void count(struct pt_session *s, const struct pt_event *ev);
+static void count_free(struct pt_session *s, const struct pt_event *ev);
+
+/* The mm model's arch events: run them on the machine, attribute their cost to the op. */
+static void model_emit(void *ctx, const struct pt_event *ev)
+{
+	struct pt_session *s = ctx;
+	s->k.model_events++;
+	count(s, ev);
+	if (ev->kind == PT_EV_PAGE_FREE)
+		count_free(s, ev);
+	if (s->tap)
+		s->tap(s->tap_ctx, ev);
+	pt_machine_event(s->m, ev);
+}
 
 struct pt_session *pt_session_new(const struct pt_header *h)
 {
@@ -24,6 +46,8 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 		abort();
 	s->m = m;
 	s->c = pt_checker_new(m);
+	struct mm_sink sink = { model_emit, s };
+	s->mm = mm_model_new(m, s->c, &sink);
 	return s;
 }
 
@@ -31,13 +55,35 @@ void pt_session_free(struct pt_session *s)
 {
 	if (!s)
 		return;
+	mm_model_free(s->mm);
 	pt_checker_free(s->c);
 	pt_machine_free(s->m);
 	free(s);
 }
 
-static void count(struct pt_counters *k, const struct pt_event *ev)
+static void count_op(struct pt_op_costs *o, const struct pt_event *ev)
 {
+	switch (ev->kind) {
+	case PT_EV_TLBI: if (ev->op < PT_TLBI_COUNT) o->tlbi_by_op[ev->op]++; break;
+	case PT_EV_DSB: o->dsb++; break;
+	case PT_EV_DMB: o->dmb++; break;
+	case PT_EV_ISB: o->isb++; break;
+	case PT_EV_PT_WRITE: o->pt_writes++; break;
+	case PT_EV_PAGE_ALLOC:
+		if (ev->op == PT_FRAME_TABLE)
+			o->tables_alloc++;
+		else
+			o->pages_alloc += 1ull << ev->order;
+		break;
+	default: break;
+	}
+}
+
+static void count(struct pt_session *s, const struct pt_event *ev)
+{
+	struct pt_counters *k = &s->k;
+	if (s->op)
+		count_op(s->op, ev);
 	k->events++;
 	if (ev->kind < PT_EV_KIND_COUNT)
 		k->by_kind[ev->kind]++;
@@ -57,21 +103,55 @@ static void count(struct pt_counters *k, const struct pt_event *ev)
 	}
 }
 
+static void count_free(struct pt_session *s, const struct pt_event *ev)
+{
+	uint32_t f = pt_machine_lookup(s->m, ev->pa);
+	bool table = f != PT_NO_FRAME && pt_machine_frame(s->m, f)->state == PT_FS_TABLE;
+	uint64_t *tf = table ? &s->k.tables_freed : &s->k.pages_freed;
+	*tf += table ? 1 : 1ull << ev->order;
+	if (s->op) {
+		if (table)
+			s->op->tables_freed++;
+		else
+			s->op->pages_freed += 1ull << ev->order;
+	}
+}
+
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 {
 	unsigned before = pt_checker_count(s->c);
-	count(&s->k, ev);
-	if (ev->kind == PT_EV_PAGE_FREE) {
-		uint32_t f = pt_machine_lookup(s->m, ev->pa);
-		bool table = f != PT_NO_FRAME && pt_machine_frame(s->m, f)->state == PT_FS_TABLE;
-		if (table)
-			s->k.tables_freed++;
-		else
-			s->k.pages_freed += 1ull << ev->order;
+	const struct pt_kind_schema *sch = pt_kind_schema(ev->kind);
+	if (sch && sch->ops_level) {
+		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
+		s->k.events++;
+		s->k.by_kind[ev->kind]++;
+		s->op = &s->k.per_op[ev->kind];
+		s->op->ops++;
+		if (mm_model_op(s->mm, ev))
+			s->op->failed++;
+		s->op = NULL;
+	} else {
+		count(s, ev);
+		if (ev->kind == PT_EV_PAGE_FREE)
+			count_free(s, ev);
+		if (s->tap)
+			s->tap(s->tap_ctx, ev);
+		pt_machine_event(s->m, ev);
 	}
-	/* ops-level events need the mm model (engine/mm, next issue): counted, not executed */
-	pt_machine_event(s->m, ev);
+	/* report violations at the trace's own event index (the machine counts model events too) */
+	for (unsigned i = before; i < pt_checker_count(s->c); i++) {
+		struct pt_violation *v = pt_checker_get_mut(s->c, i);
+		v->arch_event = v->event;
+		v->event = s->trace_index;
+	}
+	s->trace_index++;
 	return pt_checker_count(s->c) - before;
+}
+
+void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct pt_event *ev), void *ctx)
+{
+	s->tap = fn;
+	s->tap_ctx = ctx;
 }
 
 unsigned pt_session_finish(struct pt_session *s)
@@ -89,4 +169,7 @@ const struct pt_violation *pt_session_violation(const struct pt_session *s, unsi
 	return pt_checker_get(s->c, i);
 }
 const struct pt_counters *pt_session_counters(const struct pt_session *s) { return &s->k; }
-uint64_t pt_session_hash(const struct pt_session *s) { return pt_machine_hash(s->m); }
+uint64_t pt_session_hash(const struct pt_session *s)
+{
+	return pt_machine_hash(s->m) ^ (mm_model_hash(s->mm) * 0x9e3779b97f4a7c15ull);
+}

@@ -15,6 +15,17 @@
 
 struct pt_session;
 
+/* What the model's routines cost for one ops-level kind (`ptfuzz stats`, `compare`). */
+struct pt_op_costs {
+	uint64_t ops;			/* how many ops of the kind ran */
+	uint64_t failed;		/* of which the kernel would have failed (EINVAL, ...) */
+	uint64_t pt_writes;
+	uint64_t tlbi_by_op[PT_TLBI_COUNT];
+	uint64_t dsb, dmb, isb;
+	uint64_t tables_alloc, tables_freed;
+	uint64_t pages_alloc, pages_freed;
+};
+
 /* Per-event-kind and per-op cost counters (`ptfuzz stats`). */
 struct pt_counters {
 	uint64_t events;
@@ -25,6 +36,8 @@ struct pt_counters {
 	uint64_t pt_writes;
 	uint64_t tables_alloc, tables_freed;
 	uint64_t pages_alloc, pages_freed;
+	uint64_t model_events;		/* arch events produced by the mm model for ops-level events */
+	struct pt_op_costs per_op[PT_EV_KIND_COUNT];	/* indexed by the ops-level kind */
 };
 
 /*! pt_session_new() : a fresh machine for a trace with header h; NULL if h is unusable. */
@@ -37,6 +50,11 @@ unsigned pt_session_finish(struct pt_session *s);
 unsigned pt_session_nviolations(const struct pt_session *s);
 const struct pt_violation *pt_session_violation(const struct pt_session *s, unsigned i);
 const struct pt_counters *pt_session_counters(const struct pt_session *s);
+/*!
+ * pt_session_set_tap() : every arch event the machine runs (from the trace or produced by
+ * the mm model) is also passed to fn, in order: `replay --record`.
+ */
+void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct pt_event *ev), void *ctx);
 /*! pt_session_hash() : a hash of the whole machine state (page tables, caches, locks); deterministic. */
 uint64_t pt_session_hash(const struct pt_session *s);
 

@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * core.c - the model's primitives (the only producers of arch events), the
+ * page allocator, and the arm64 pgtable.h / tlbflush.h helpers.
+ *
+ * Follows arch/arm64/include/asm/pgtable.h and tlbflush.h as patched by
+ * seed 000 (#06 hoisted barriers, #11 lazy-MMU barrier batching in the form
+ * merged after Catalin Marinas' review: queue_pte_barriers() emits at once
+ * in interrupt context, and lazy mode is not entered there).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm_internal.h"
+
+static const char RULE_CONTRACT[] =
+	"A caller broke an API contract that the kernel only WARNs about (e.g. vunmap of a sub-range of a "
+	"PMD/PUD block, a move onto a destination entry that is not none); reported apart from bugs in "
+	"the routine itself.";
+
+/* ---- primitives ---- */
+
+struct mm_thread *mm_thread_of(struct mm_model *mm, const struct pt_event *ev)
+{
+	return &mm->thread[ev->cpu];
+}
+
+void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
+{
+	ev->cpu = (uint16_t)t->cpu;
+	mm->sink.emit(mm->sink.ctx, ev);
+}
+
+uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
+{
+	(void)t;
+	uint32_t f = pt_machine_lookup(mm->m, entry_pa);
+	if (f == PT_NO_FRAME)
+		return 0;
+	return pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & 511));
+}
+
+void mm_write(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val)
+{
+	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .pa = entry_pa, .val = val };
+	mm_emit(mm, t, &ev);
+}
+
+uint64_t mm_xchg(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val)
+{
+	uint64_t old = mm_read(mm, t, entry_pa);
+	mm_write(mm, t, entry_pa, val);
+	return old;
+}
+
+void mm_dsb(struct mm_model *mm, struct mm_thread *t, enum pt_barrier dom)
+{
+	struct pt_event ev = { .kind = PT_EV_DSB, .op = (uint8_t)dom };
+	mm_emit(mm, t, &ev);
+}
+
+void mm_dmb(struct mm_model *mm, struct mm_thread *t, enum pt_barrier dom)
+{
+	struct pt_event ev = { .kind = PT_EV_DMB, .op = (uint8_t)dom };
+	mm_emit(mm, t, &ev);
+}
+
+void mm_isb(struct mm_model *mm, struct mm_thread *t)
+{
+	struct pt_event ev = { .kind = PT_EV_ISB };
+	mm_emit(mm, t, &ev);
+}
+
+void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t va, uint16_t asid, unsigned ttl,
+	     unsigned num, unsigned scale)
+{
+	struct pt_event ev = { .kind = PT_EV_TLBI, .op = (uint8_t)op, .va = va, .asid = asid,
+			       .level = (uint8_t)ttl, .num = (uint8_t)num, .scale = (uint8_t)scale };
+	mm_emit(mm, t, &ev);
+}
+
+void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+{
+	struct pt_event ev = { .kind = PT_EV_LOCK, .op = (uint8_t)cls, .pa = key, .flags = write ? PT_LOCK_WRITE : 0 };
+	mm_emit(mm, t, &ev);
+}
+
+void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key)
+{
+	struct pt_event ev = { .kind = PT_EV_UNLOCK, .op = (uint8_t)cls, .pa = key };
+	mm_emit(mm, t, &ev);
+}
+
+/* ---- the page allocator: deterministic, per-order free lists, splitting, one bump region per node ---- */
+
+static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)
+{
+	if (mm->nfree[order] == mm->capfree[order]) {
+		mm->capfree[order] = mm->capfree[order] ? mm->capfree[order] * 2 : 64;
+		mm->freel[order] = realloc(mm->freel[order], mm->capfree[order] * sizeof(uint64_t));
+		if (!mm->freel[order])
+			abort();
+	}
+	mm->freel[order][mm->nfree[order]++] = pa;
+}
+
+static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
+{
+	for (unsigned o = order; o <= 18; o++) {
+		/* free blocks are reused only on their own node range */
+		for (uint32_t i = mm->nfree[o]; i-- > 0;) {
+			uint64_t pa = mm->freel[o][i];
+			if (((pa - PHYS_BASE) >> 34) != node)
+				continue;
+			mm->freel[o][i] = mm->freel[o][--mm->nfree[o]];
+			while (o > order) {	/* split: keep the low half, free the high half */
+				o--;
+				free_push(mm, o, pa + (PAGE_SIZE << o));
+			}
+			return pa;
+		}
+	}
+	uint64_t size = PAGE_SIZE << order;
+	uint64_t pa = ALIGN_UP(mm->bump[node], size);
+	for (uint64_t gap = mm->bump[node]; gap < pa; gap += PAGE_SIZE)
+		free_push(mm, 0, gap);
+	mm->bump[node] = pa + size;
+	return pa;
+}
+
+uint64_t mm_alloc_pages(struct mm_model *mm, struct mm_thread *t, unsigned order, unsigned node)
+{
+	if (node >= mm->nnodes)
+		node = 0;
+	uint64_t pa = phys_alloc(mm, order, node);
+	struct pt_event ev = { .kind = PT_EV_PAGE_ALLOC, .op = PT_FRAME_DATA, .pa = pa, .order = (uint8_t)order,
+			       .node = (uint8_t)node };
+	mm_emit(mm, t, &ev);
+	return pa;
+}
+
+static uint64_t alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level, bool zero)
+{
+	uint64_t pa = phys_alloc(mm, 0, 0);
+	struct pt_event ev = { .kind = PT_EV_PAGE_ALLOC, .op = PT_FRAME_TABLE, .pa = pa, .level = (uint8_t)level,
+			       .flags = zero ? PT_ALLOC_ZERO : 0 };
+	mm_emit(mm, t, &ev);
+	return pa;
+}
+
+uint64_t mm_alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level)
+{
+	return alloc_table(mm, t, level, true);
+}
+
+uint64_t mm_alloc_table_nozero(struct mm_model *mm, struct mm_thread *t, unsigned level)
+{
+	return alloc_table(mm, t, level, false);
+}
+
+void mm_free_pages(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order)
+{
+	struct pt_event ev = { .kind = PT_EV_PAGE_FREE, .pa = pa, .order = (uint8_t)order };
+	mm_emit(mm, t, &ev);
+	free_push(mm, order, pa);
+}
+
+void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
+{
+	mm_free_pages(mm, t, pa, 0);
+}
+
+void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
+{
+	struct pt_event ev = { .kind = PT_EV_PT_ZERO, .pa = pa };
+	mm_emit(mm, t, &ev);
+}
+
+bool mm_step(struct mm_model *mm, struct mm_thread *t)
+{
+	if (t->hung)
+		return false;
+	if (++t->steps <= t->bound)
+		return true;
+	t->hung = true;
+	pt_checker_report(mm->c, PT_I11, "step-bound",
+			  "A page-table routine makes progress: the operation exceeded its step bound (e.g. a loop "
+			  "that advances by 0 entries).",
+			  0, 0, 0, 0, NULL, "%s exceeded its bound of %llu loop steps", t->site ? t->site : "op",
+			  (unsigned long long)t->bound);
+	return false;
+}
+
+const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site)
+{
+	const char *prev = t->site;
+	t->site = site;
+	pt_checker_set_site(mm->c, site);
+	return prev;
+}
+
+void mm_warn(struct mm_model *mm, struct mm_thread *t, const char *tag, uint64_t va, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+	(void)t;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	pt_checker_report(mm->c, PT_I9, tag, RULE_CONTRACT, va, 0, 0, 0, NULL, "%s", what);
+}
+
+/* ---- geometry ---- */
+
+uint64_t mm_pgd_entry(struct mm_space *s, uint64_t va)
+{
+	return pt_entry_pa(s->pgd, 0, va);
+}
+
+uint64_t mm_walk_entry(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t va, unsigned level)
+{
+	uint64_t table = s->pgd;
+	for (unsigned l = 0; l < level; l++) {
+		uint64_t e = mm_read(mm, t, pt_entry_pa(table, l, va));
+		if (!pte_valid(e) || !pmd_table(e))
+			return 0;
+		table = desc_pa(e);
+	}
+	return pt_entry_pa(table, level, va);
+}
+
+/* ---- pgtable.h ---- */
+
+void emit_pte_barriers(struct mm_model *mm, struct mm_thread *t)
+{
+	/* the dsb makes the store visible to the walker; the isb drops a speculative
+	 * "invalid translation" marker (seed 000 #11) */
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm_isb(mm, t);
+}
+
+void queue_pte_barriers(struct mm_model *mm, struct mm_thread *t)
+{
+	/* in interrupt context the interrupted thread may be in lazy mode: emit now
+	 * (Catalin Marinas' counter-example on seed 000 #11) */
+	if (t->irq_depth && !mm_variant(mm, MMV_LAZY_MMU_IRQ)) {
+		emit_pte_barriers(mm, t);
+		return;
+	}
+	if (t->lazy_mmu) {
+		t->lazy_pending = true;
+		return;
+	}
+	emit_pte_barriers(mm, t);
+}
+
+void arch_enter_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t)
+{
+	if (mm_variant(mm, MMV_VMALLOC_NO_LAZY_MMU))
+		return;		/* baseline: every kernel pte pays its own dsb + isb */
+	if (t->irq_depth)
+		return;
+	t->lazy_mmu = true;
+}
+
+void arch_flush_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t)
+{
+	if (t->irq_depth)
+		return;
+	if (t->lazy_pending) {
+		t->lazy_pending = false;
+		if (!mm_variant(mm, MMV_LAZY_MMU_NO_FLUSH_ON_LEAVE))
+			emit_pte_barriers(mm, t);
+	}
+}
+
+void arch_leave_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t)
+{
+	if (t->irq_depth)
+		return;
+	arch_flush_lazy_mmu_mode(mm, t);
+	t->lazy_mmu = false;
+}
+
+void __set_pte_nosync(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte)
+{
+	mm_write(mm, t, ptep, pte);
+}
+
+void __set_pte_complete(struct mm_model *mm, struct mm_thread *t, uint64_t pte)
+{
+	/* only valid kernel ptes: user ones get TLB maintenance or a retried fault */
+	if (pte_valid_not_user(pte))
+		queue_pte_barriers(mm, t);
+}
+
+void __set_pte(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte)
+{
+	__set_pte_nosync(mm, t, ptep, pte);
+	__set_pte_complete(mm, t, pte);
+}
+
+void set_pmd(struct mm_model *mm, struct mm_thread *t, uint64_t pmdp, uint64_t pmd)
+{
+	mm_write(mm, t, pmdp, pmd);
+	/* for pmd/pud the barriers are emitted for user mappings too (coarser granularity) */
+	if (pte_valid(pmd))
+		queue_pte_barriers(mm, t);
+}
+
+void set_pud(struct mm_model *mm, struct mm_thread *t, uint64_t pudp, uint64_t pud)
+{
+	set_pmd(mm, t, pudp, pud);
+}
+
+void set_pgd(struct mm_model *mm, struct mm_thread *t, uint64_t pgdp, uint64_t pgd)
+{
+	mm_write(mm, t, pgdp, pgd);
+	queue_pte_barriers(mm, t);
+}
+
+void pmd_clear(struct mm_model *mm, struct mm_thread *t, uint64_t pmdp)
+{
+	set_pmd(mm, t, pmdp, 0);
+}
+
+void pud_clear(struct mm_model *mm, struct mm_thread *t, uint64_t pudp)
+{
+	set_pud(mm, t, pudp, 0);
+}
+
+uint64_t mm_table_alloc_install(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t entry_pa,
+				unsigned child_level)
+{
+	/* __pte_alloc()/__pmd_alloc()/__pud_alloc(): a zeroed table, smp_wmb() so that its
+	 * zeroing is ordered before it is published, then populate under the lock */
+	uint64_t table = mm_alloc_table(mm, t, child_level);
+	bool pte_level = child_level == 3;
+	enum pt_lock_class cls = pte_level && !s->kernel ? PT_LOCK_PMD : PT_LOCK_PUD;
+	uint64_t key = pte_level && !s->kernel ? (entry_pa & PAGE_MASK) : s->asid;
+	mm_dmb(mm, t, PT_BAR_ISHST);
+	mm_lock(mm, t, cls, key, true);
+	uint64_t cur = mm_read(mm, t, entry_pa);
+	if (pte_none(cur)) {
+		if (child_level == 1)
+			set_pgd(mm, t, entry_pa, table | PMD_TYPE_TABLE);
+		else
+			set_pmd(mm, t, entry_pa, table | PMD_TYPE_TABLE);
+		mm_unlock(mm, t, cls, key);
+		return table;
+	}
+	mm_unlock(mm, t, cls, key);
+	mm_free_table(mm, t, table);	/* someone else populated it */
+	return desc_pa(cur);
+}
+
+uint64_t mk_user_pte(uint64_t pa, unsigned prot)
+{
+	uint64_t d = pa | PTE_TYPE_PAGE | PAGE_USER_BASE;
+	if (!(prot & PT_PROT_EXEC))
+		d |= PT_DESC_UXN;
+	if (prot & PT_PROT_WRITE)
+		d |= PT_DESC_DBM | PT_DESC_DIRTY;	/* writable, already dirty: no RDONLY */
+	else
+		d |= PT_DESC_RDONLY;
+	if (!(prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC)))
+		d = (d & ~PT_DESC_VALID) | PT_DESC_PROTNONE;	/* PAGE_NONE */
+	return d;
+}
+
+uint64_t mk_user_pmd(uint64_t pa, unsigned prot)
+{
+	/* a block: bits[1:0] = 0b01 */
+	return mk_user_pte(pa, prot) & ~PT_DESC_TABLE;
+}
+
+uint64_t mk_kernel_pte(uint64_t pa)
+{
+	return pa | PTE_TYPE_PAGE | PAGE_KERNEL;
+}
+
+/* ---- tlbflush.h ---- */
+
+#define MAX_DVM_OPS PTRS_PER_PTE
+#define TLBI_RANGE_PAGES(num, scale) (((uint64_t)(num) + 1) << (5 * (scale) + 1))
+#define MAX_TLBI_RANGE_PAGES TLBI_RANGE_PAGES(31, 3)
+
+void flush_tlb_all(struct mm_model *mm, struct mm_thread *t)
+{
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm_tlbi(mm, t, PT_TLBI_VMALLE1IS, 0, 0, 0, 0, 0);
+	mm_dsb(mm, t, PT_BAR_ISH);
+	mm_isb(mm, t);
+}
+
+void flush_tlb_mm(struct mm_model *mm, struct mm_thread *t, struct mm_space *s)
+{
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm_tlbi(mm, t, PT_TLBI_ASIDE1IS, 0, s->asid, 0, 0, 0);
+	mm_dsb(mm, t, PT_BAR_ISH);
+}
+
+void __flush_tlb_page_nosync(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr)
+{
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm_tlbi(mm, t, PT_TLBI_VALE1IS, uaddr & PAGE_MASK, s->asid, 3, 0, 0);
+}
+
+void flush_tlb_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr)
+{
+	__flush_tlb_page_nosync(mm, t, s, uaddr);
+	mm_dsb(mm, t, PT_BAR_ISH);
+}
+
+static enum pt_tlbi range_op(enum pt_tlbi op)
+{
+	switch (op) {
+	case PT_TLBI_VAE1IS: return PT_TLBI_RVAE1IS;
+	case PT_TLBI_VALE1IS: return PT_TLBI_RVALE1IS;
+	case PT_TLBI_VAAE1IS: return PT_TLBI_RVAAE1IS;
+	case PT_TLBI_VAALE1IS: return PT_TLBI_RVAALE1IS;
+	default: return op;
+	}
+}
+
+void __flush_tlb_range_op(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t start,
+			  uint64_t pages, uint64_t stride, uint16_t asid, unsigned tlb_level)
+{
+	int scale = 3;
+	/* FEAT_TLBIRANGE: a range op for as many pages as NUM/SCALE can express, single ops
+	 * for what is left (or when one page remains) */
+	while (pages > 0) {
+		if (pages == 1) {
+			mm_tlbi(mm, t, op, start, asid, tlb_level, 0, 0);
+			start += stride;
+			pages -= stride >> PAGE_SHIFT;
+			continue;
+		}
+		/* __TLBI_RANGE_NUM(pages, scale) */
+		uint64_t cap = pages < TLBI_RANGE_PAGES(31, scale) ? pages : TLBI_RANGE_PAGES(31, scale);
+		int64_t num = (int64_t)(cap >> (5 * scale + 1)) - 1;
+		if (num >= 0) {
+			mm_tlbi(mm, t, range_op(op), start, asid, tlb_level, (unsigned)num, (unsigned)scale);
+			start += TLBI_RANGE_PAGES(num, scale) << PAGE_SHIFT;
+			pages -= TLBI_RANGE_PAGES(num, scale);
+		}
+		scale--;
+		if (scale < 0)
+			scale = 3;
+	}
+}
+
+static bool flush_range_limit_excess(uint64_t pages)
+{
+	return pages > MAX_TLBI_RANGE_PAGES;
+}
+
+void __flush_tlb_range_nosync(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start,
+			      uint64_t end, uint64_t stride, bool last_level, unsigned tlb_level)
+{
+	start = ALIGN_DOWN(start, stride);
+	end = ALIGN_UP(end, stride);
+	uint64_t pages = (end - start) >> PAGE_SHIFT;
+	if (flush_range_limit_excess(pages)) {
+		flush_tlb_mm(mm, t, s);
+		return;
+	}
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	__flush_tlb_range_op(mm, t, last_level ? PT_TLBI_VALE1IS : PT_TLBI_VAE1IS, start, pages, stride, s->asid,
+			     tlb_level);
+}
+
+void __flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
+		       uint64_t stride, bool last_level, unsigned tlb_level)
+{
+	__flush_tlb_range_nosync(mm, t, s, start, end, stride, last_level, tlb_level);
+	mm_dsb(mm, t, PT_BAR_ISH);
+}
+
+void flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end)
+{
+	/* we could be removing tables (mremap, THP collapse): not last level only */
+	__flush_tlb_range(mm, t, s, start, end, PAGE_SIZE, false, TLBI_TTL_UNKNOWN);
+}
+
+void flush_tlb_kernel_range(struct mm_model *mm, struct mm_thread *t, uint64_t start, uint64_t end)
+{
+	uint64_t pages = (ALIGN_UP(end, PAGE_SIZE) - ALIGN_DOWN(start, PAGE_SIZE)) >> PAGE_SHIFT;
+	if (flush_range_limit_excess(pages)) {
+		flush_tlb_all(mm, t);
+		return;
+	}
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	__flush_tlb_range_op(mm, t, PT_TLBI_VAALE1IS, ALIGN_DOWN(start, PAGE_SIZE), pages, PAGE_SIZE, 0,
+			     TLBI_TTL_UNKNOWN);
+	mm_dsb(mm, t, PT_BAR_ISH);
+	mm_isb(mm, t);
+}
+
+void __flush_tlb_kernel_pgtable(struct mm_model *mm, struct mm_thread *t, uint64_t kaddr)
+{
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm_tlbi(mm, t, PT_TLBI_VAAE1IS, kaddr & PAGE_MASK, 0, 0, 0, 0);
+	mm_dsb(mm, t, PT_BAR_ISH);
+	/* the ISB after walk-cache invalidation: kernel commit 51696d346c49 */
+	if (!mm_variant(mm, MMV_KERNEL_PGTABLE_FLUSH_NO_ISB))
+		mm_isb(mm, t);
+}
+
+/* ---- address spaces ---- */
+
+struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t)
+{
+	struct mm_space *k = &mm->kernel;
+	if (!k->pgd) {
+		k->kernel = true;
+		k->pgd = mm_alloc_table(mm, t, 0);
+		mm_dsb(mm, t, PT_BAR_ISHST);
+		for (unsigned c = 0; c < mm->ncpus; c++) {
+			struct pt_event ev = { .kind = PT_EV_TTBR1, .pa = k->pgd };
+			mm_emit(mm, &mm->thread[c], &ev);
+		}
+		mm_isb(mm, t);
+	}
+	return k;
+}
+
+void mm_switch_to(struct mm_model *mm, struct mm_thread *t, struct mm_space *s)
+{
+	if (s->kernel || mm->cur_asid[t->cpu] == s->asid)
+		return;
+	struct pt_event ev = { .kind = PT_EV_TTBR0, .pa = s->pgd, .asid = s->asid };
+	mm_emit(mm, t, &ev);
+	mm_isb(mm, t);
+	mm->cur_asid[t->cpu] = s->asid;
+}
+
+struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t asid)
+{
+	if (!asid)
+		asid = 1;
+	for (uint32_t i = 0; i < mm->nspace; i++)
+		if (mm->space[i]->asid == asid) {
+			mm_switch_to(mm, t, mm->space[i]);
+			return mm->space[i];
+		}
+	struct mm_space *s = calloc(1, sizeof(*s));
+	if (!s)
+		abort();
+	s->asid = asid;
+	hmap_init(&s->ref, 10);
+	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it */
+	s->pgd = mm_alloc_table(mm, t, 0);
+	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm->space = realloc(mm->space, (mm->nspace + 1) * sizeof(*mm->space));
+	if (!mm->space)
+		abort();
+	mm->space[mm->nspace++] = s;
+	mm_switch_to(mm, t, s);
+	return s;
+}
+
+struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
+{
+	uint32_t lo = 0, hi = s->nvma;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->vma[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nvma && s->vma[lo].start <= addr ? &s->vma[lo] : NULL;
+}
+
+static uint32_t vma_slot(struct mm_space *s, uint64_t addr)
+{
+	uint32_t i = 0;
+	while (i < s->nvma && s->vma[i].start < addr)
+		i++;
+	return i;
+}
+
+static void vma_insert_at(struct mm_space *s, uint32_t i, const struct mm_vma *v)
+{
+	if (s->nvma == s->capvma) {
+		s->capvma = s->capvma ? s->capvma * 2 : 8;
+		s->vma = realloc(s->vma, s->capvma * sizeof(*s->vma));
+		if (!s->vma)
+			abort();
+	}
+	memmove(&s->vma[i + 1], &s->vma[i], (s->nvma - i) * sizeof(*s->vma));
+	s->vma[i] = *v;
+	s->nvma++;
+}
+
+struct mm_vma *vma_insert(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot, unsigned order,
+			  uint32_t flags, uint64_t anon_id)
+{
+	struct mm_vma v = { start, end, (uint8_t)prot, (uint8_t)order, flags, anon_id };
+	uint32_t i = vma_slot(s, start);
+	vma_insert_at(s, i, &v);
+	return &s->vma[i];
+}
+
+void vma_split_range(struct mm_space *s, uint64_t start, uint64_t end)
+{
+	for (uint32_t i = 0; i < s->nvma; i++) {
+		struct mm_vma *v = &s->vma[i];
+		uint64_t cut = v->start < start && start < v->end ? start : v->start < end && end < v->end ? end : 0;
+		if (!cut)
+			continue;
+		struct mm_vma hi = *v;
+		hi.start = cut;
+		s->vma[i].end = cut;
+		vma_insert_at(s, i + 1, &hi);
+	}
+}
+
+void vma_remove_range(struct mm_space *s, uint64_t start, uint64_t end)
+{
+	vma_split_range(s, start, end);
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < s->nvma; i++)
+		if (!(s->vma[i].start >= start && s->vma[i].end <= end))
+			s->vma[k++] = s->vma[i];
+	s->nvma = k;
+}
+
+bool range_is_mapped(struct mm_space *s, uint64_t start, uint64_t end)
+{
+	uint64_t a = start;
+	while (a < end) {
+		struct mm_vma *v = find_vma(s, a);
+		if (!v)
+			return false;
+		a = v->end;
+	}
+	return true;
+}
+
+bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end)
+{
+	for (uint32_t i = 0; i < s->nvma; i++)
+		if (s->vma[i].start < end && start < s->vma[i].end)
+			return false;
+	return true;
+}
+
+/* ---- the model ---- */
+
+struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)
+{
+	struct mm_model *mm = calloc(1, sizeof(*mm));
+	if (!mm)
+		abort();
+	mm->m = m;
+	mm->c = c;
+	mm->sink = *sink;
+	mm->ncpus = pt_machine_cpus(m);
+	mm->nnodes = 2;
+	for (unsigned n = 0; n < 8; n++)
+		mm->bump[n] = PHYS_BASE + ((uint64_t)n << 34);
+	for (unsigned i = 0; i < mm->ncpus; i++) {
+		mm->thread[i].tid = i;
+		mm->thread[i].cpu = i;
+	}
+	hmap_init(&mm->kernel.ref, 10);
+	hmap_init(&mm->deposit, 6);
+	mm->kernel.kernel = true;
+	mm->next_anon_id = 1;
+	return mm;
+}
+
+void mm_model_free(struct mm_model *mm)
+{
+	if (!mm)
+		return;
+	for (uint32_t i = 0; i < mm->nspace; i++) {
+		hmap_destroy(&mm->space[i]->ref);
+		free(mm->space[i]->vma);
+		free(mm->space[i]);
+	}
+	free(mm->space);
+	hmap_destroy(&mm->kernel.ref);
+	hmap_destroy(&mm->deposit);
+	free(mm->kernel.vma);
+	for (unsigned o = 0; o <= 18; o++)
+		free(mm->freel[o]);
+	free(mm);
+}
+
+uint64_t mm_model_hash(const struct mm_model *mm)
+{
+	uint64_t h = 0;
+	const struct mm_space *all[1] = { &mm->kernel };
+	for (uint32_t i = 0; i <= mm->nspace; i++) {
+		const struct mm_space *s = i < mm->nspace ? mm->space[i] : all[0];
+		uint64_t x = hmap_mix(s->asid ^ s->pgd);
+		for (uint32_t v = 0; v < s->nvma; v++)
+			x += hmap_mix(s->vma[v].start ^ hmap_mix(s->vma[v].end ^ s->vma[v].prot));
+		for (uint64_t k = 0; k <= s->ref.mask; k++)
+			if (s->ref.slot[k].key != HMAP_EMPTY)
+				x += hmap_mix(s->ref.slot[k].key ^ hmap_mix(s->ref.slot[k].val));
+		h += hmap_mix(x);
+	}
+	return h;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * fault.c - mmap() and the anonymous page-fault paths a touch takes
+ * (mm/memory.c do_anonymous_page, mm/huge_memory.c do_huge_pmd_anonymous_page,
+ * mTHP folios mapped with arm64 contpte: arch/arm64/mm/contpte.c via set_ptes()).
+ *
+ * Simplification: every anonymous fault maps a fresh page (no shared zero page),
+ * writable and dirty if the VMA is writable.
+ */
+#include "mm_internal.h"
+
+static uint64_t ref_prot(unsigned prot)
+{
+	uint64_t f = REF_PRESENT;
+	if (prot & PT_PROT_READ)
+		f |= REF_READ;
+	if (prot & PT_PROT_WRITE)
+		f |= REF_WRITE | REF_READ;
+	if (prot & PT_PROT_EXEC)
+		f |= REF_EXEC | REF_READ;
+	return f;
+}
+
+int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	uint64_t start = ev->va, len = ALIGN_UP(ev->len, PAGE_SIZE);
+	mm_site(mm, t, "do_mmap");
+	if (!len || !IS_ALIGNED(start, PAGE_SIZE) || start + len < start || start + len > (1ull << 48))
+		return EINVAL;
+	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
+	if (!range_is_free(s, start, start + len)) {
+		if (!(ev->flags & PT_MAP_FIXED)) {
+			mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+			return ENOMEM;	/* the model does not pick another address */
+		}
+		do_munmap(mm, t, s, start, len);	/* MAP_FIXED replaces what was there */
+	}
+	unsigned order = ev->order;
+	if (order != 0 && order != 4 && order != 9)
+		order = 0;
+	vma_insert(s, start, start + len, ev->prot, order, 0, mm->next_anon_id++);
+	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+	if (ev->flags & PT_MAP_POPULATE) {
+		for (uint64_t a = start; a < start + len; a += PAGE_SIZE)
+			if (handle_mm_fault(mm, t, s, a, ev->prot & PT_PROT_WRITE) || !mm_step(mm, t))
+				break;
+	}
+	ref_check(mm, t, s, start, start + len, "mmap");
+	return 0;
+}
+
+/* Ensure the tables down to `level` exist for addr; returns the entry pa at that level. */
+static uint64_t walk_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			   unsigned level)
+{
+	uint64_t table = s->pgd;
+	for (unsigned l = 0; l < level; l++) {
+		uint64_t ep = pt_entry_pa(table, l, addr);
+		uint64_t e = mm_read(mm, t, ep);
+		if (pte_none(e))
+			table = mm_table_alloc_install(mm, t, s, ep, l + 1);
+		else if (pte_valid(e) && pmd_table(e))
+			table = desc_pa(e);
+		else
+			return 0;	/* a block is in the way */
+	}
+	return pt_entry_pa(table, level, addr);
+}
+
+/* do_huge_pmd_anonymous_page(): a 2M folio mapped by one PMD block; its PTE table is deposited. */
+static int fault_thp(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v, uint64_t haddr)
+{
+	uint64_t pmdp = walk_alloc(mm, t, s, haddr, 2);
+	if (!pmdp)
+		return -1;
+	uint64_t pgtable = mm_alloc_table(mm, t, 3);		/* pte_alloc_one() for a later split */
+	uint64_t page = mm_alloc_pages(mm, t, 9, 0);
+	mm_dmb(mm, t, PT_BAR_ISHST);				/* __folio_mark_uptodate(): smp_wmb() */
+	uint64_t ptl = pmdp & PAGE_MASK;
+	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+	if (!pte_none(mm_read(mm, t, pmdp))) {
+		mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+		mm_free_pages(mm, t, page, 9);
+		mm_free_table(mm, t, pgtable);
+		return 0;
+	}
+	hmap_set(&mm->deposit, pmdp, pgtable);		/* pgtable_trans_huge_deposit() */
+	mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* set_pmd_at(): user, no barriers */
+	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+	for (unsigned i = 0; i < 512; i++)
+		ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	return 0;
+}
+
+/* do_anonymous_page() with a large folio of 2^order pages (order 4: one contpte block). */
+static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v, uint64_t addr,
+		     unsigned order)
+{
+	uint64_t nr = 1ull << order, base = ALIGN_DOWN(addr, PAGE_SIZE << order);
+	uint64_t ptep = walk_alloc(mm, t, s, base, 3);
+	if (!ptep)
+		return -1;
+	uint64_t ptl = ptep & PAGE_MASK;
+	uint64_t page = mm_alloc_pages(mm, t, order, 0);
+	mm_dmb(mm, t, PT_BAR_ISHST);
+	mm_lock(mm, t, PT_LOCK_PTL, ptl, true);
+	for (uint64_t i = 0; i < nr; i++) {
+		if (!pte_none(mm_read(mm, t, ptep + 8 * i))) {
+			/* raced (or partly populated): the whole folio backs off (alloc_anon_folio checks) */
+			mm_unlock(mm, t, PT_LOCK_PTL, ptl);
+			mm_free_pages(mm, t, page, order);
+			return order ? fault_pte(mm, t, s, v, addr, 0) : 0;
+		}
+	}
+	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
+	uint64_t cont = order == 4 && !mm_variant(mm, MMV_VMALLOC_PRE_CONTPTE) ? PT_DESC_CONT : 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
+		ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	}
+	mm_unlock(mm, t, PT_LOCK_PTL, ptl);
+	return 0;
+}
+
+int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write)
+{
+	const char *prev = mm_site(mm, t, "handle_mm_fault");
+	struct mm_vma *v = find_vma(s, addr);
+	int rc = 0;
+	if (!v || (write && !(v->prot & PT_PROT_WRITE)) || !(v->prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC))) {
+		rc = EFAULT;	/* SIGSEGV: no page-table change */
+		goto out;
+	}
+	struct pt_walk_result r;
+	if (pt_walk(mm->m, false, s->asid, addr, false, &r))
+		goto out;	/* already mapped */
+	unsigned order = v->order;
+	if ((v->flags & MM_VMA_HUGEPAGE) && !(v->flags & MM_VMA_NOHUGEPAGE))
+		order = 9;
+	if (v->flags & MM_VMA_NOHUGEPAGE && order == 9)
+		order = 0;
+	uint64_t size = PAGE_SIZE << order;
+	uint64_t base = ALIGN_DOWN(addr, size);
+	if (order && (base < v->start || base + size > v->end))
+		order = 0;	/* the folio must fit the VMA */
+	if (order == 9) {
+		uint64_t pmdp = mm_walk_entry(mm, t, s, base, 2);
+		if (!pmdp || pte_none(mm_read(mm, t, pmdp))) {
+			if (!fault_thp(mm, t, s, v, base))
+				goto out;
+		}
+		order = 0;	/* a PTE table is already there: fall back */
+	}
+	if (fault_pte(mm, t, s, v, addr, order) < 0)
+		rc = EFAULT;
+out:
+	mm_site(mm, t, prev);
+	return rc;
+}
+
+int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	uint64_t start = ALIGN_DOWN(ev->va, PAGE_SIZE), len = ev->len ? ev->len : PAGE_SIZE;
+	uint64_t end = ALIGN_UP(ev->va + len, PAGE_SIZE);
+	int rc = 0;
+	if (end < start || end > (1ull << 48))
+		return EINVAL;
+	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, false);	/* faults run under mmap_lock for read */
+	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
+		if (!mm_step(mm, t))
+			break;
+		rc = handle_mm_fault(mm, t, s, a, ev->flags & PT_ACC_WRITE);
+		if (rc)
+			break;
+		struct pt_event acc = { .kind = PT_EV_ACCESS, .va = a, .asid = s->asid, .flags = ev->flags & 3 };
+		mm_emit(mm, t, &acc);
+	}
+	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+	ref_check(mm, t, s, start, end, "touch");
+	return rc;
+}

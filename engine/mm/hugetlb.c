@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* hugetlb.c - WORK IN PROGRESS: being written; returns ENOSYS until then. */
+#include "mm_internal.h"
+
+int mm_do_hugetlb(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	(void)mm; (void)t; (void)ev;
+	return ENOSYS;
+}
+

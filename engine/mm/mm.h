@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mm.h - the mm model: C re-implementations of the (patched) Linux kernel
+ * routines the seeds touch, run over the arm64 machine model.  An ops-level
+ * event (mmap, mremap, vmalloc, ...) goes in; the arch events the kernel
+ * would perform come out through the sink, which runs them on the machine
+ * (and the checkers) and may record them.
+ */
+#ifndef PTFUZZ_MM_H
+#define PTFUZZ_MM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "event.h"
+#include "machine.h"
+
+struct mm_model;
+
+/* Where the model's arch events go: the session runs them on the machine. */
+struct mm_sink {
+	void (*emit)(void *ctx, const struct pt_event *ev);
+	void *ctx;
+};
+
+/*! mm_model_new() : a model over machine m (reporting I9/I10 through c), emitting through sink. */
+struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink);
+void mm_model_free(struct mm_model *mm);
+
+/*!
+ * mm_model_op() : run one ops-level event as the kernel would.
+ * @return : 0 done; a positive errno value (EINVAL, ENOMEM, EFAULT ...) if the
+ *           kernel would fail the call (not a violation: mremap of an overlapping
+ *           range fails, as mremap_test.c expects).
+ */
+int mm_model_op(struct mm_model *mm, const struct pt_event *ev);
+
+/*! mm_model_hash() : hash of the model's own state (VMAs, reference maps, allocator). */
+uint64_t mm_model_hash(const struct mm_model *mm);
+
+#endif

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mm_internal.h - what the model's routines share: the model state, the
+ * primitives every page-table access goes through, the arm64 pgtable and
+ * tlbflush helpers, VMAs and the reference semantics.
+ *
+ * The one rule: every shared page-table read or write, TLBI, barrier, lock
+ * and page allocation goes through an mm_* primitive below.  They are the
+ * scheduling points where the concurrency layer interleaves threads, and
+ * the only place arch events are produced.  Routines never touch the
+ * machine directly.
+ */
+#ifndef PTFUZZ_MM_INTERNAL_H
+#define PTFUZZ_MM_INTERNAL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hmap.h"
+#include "mm.h"
+
+#define PAGE_SHIFT	12
+#define PAGE_SIZE	(1ull << PAGE_SHIFT)
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define PMD_SHIFT	21
+#define PMD_SIZE	(1ull << PMD_SHIFT)
+#define PMD_MASK	(~(PMD_SIZE - 1))
+#define PUD_SHIFT	30
+#define PUD_SIZE	(1ull << PUD_SHIFT)
+#define PUD_MASK	(~(PUD_SIZE - 1))
+#define PGDIR_SHIFT	39
+#define PGDIR_SIZE	(1ull << PGDIR_SHIFT)
+#define PGDIR_MASK	(~(PGDIR_SIZE - 1))
+#define CONT_PTES	16
+#define CONT_PTE_SIZE	(CONT_PTES * PAGE_SIZE)
+#define CONT_PTE_MASK	(~(CONT_PTE_SIZE - 1))
+#define CONT_PMDS	16
+#define CONT_PMD_SIZE	(CONT_PMDS * PMD_SIZE)
+#define CONT_PMD_MASK	(~(CONT_PMD_SIZE - 1))
+#define PTRS_PER_PTE	512
+
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+#define ALIGN_UP(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((uint64_t)(a) - 1)) == 0)
+
+/* Descriptor templates (arch/arm64/include/asm/pgtable-prot.h, 4K, no LPA2). */
+#define MT_NORMAL		0
+#define MT_NORMAL_TAGGED	1
+#define MT_NORMAL_NC		2
+#define MT_DEVICE_nGnRnE	3
+#define MT_DEVICE_nGnRE		4
+#define PTE_TYPE_PAGE	(PT_DESC_VALID | PT_DESC_TABLE)
+#define PMD_TYPE_TABLE	(PT_DESC_VALID | PT_DESC_TABLE)
+#define PMD_TYPE_SECT	PT_DESC_VALID
+#define PTE_SHARED	(3ull << 8)
+#define PROT_DEFAULT	(PT_DESC_AF | PTE_SHARED)
+/* PAGE_KERNEL: global, PXN/UXN, normal memory, writable (DBM + dirty) */
+#define PAGE_KERNEL	(PROT_DEFAULT | PT_DESC_PXN | PT_DESC_UXN | PT_DESC_DBM | PT_DESC_DIRTY)
+/* user pages: nG, EL0 access; RDONLY unless writable+dirty (hardware DBM) */
+#define PAGE_USER_BASE	(PROT_DEFAULT | PT_DESC_NG | PT_DESC_USER | PT_DESC_PXN)
+
+/* Kernel VA layout used by the model (48-bit VA, 4K). */
+#define VMALLOC_START	0xffff800008000000ull
+#define VMALLOC_END	0xfffffbfff0000000ull
+#define PAGE_OFFSET	0xffff000000000000ull	/* linear map */
+#define FIXADDR_TOP	0xfffffbfffe800000ull
+#define PHYS_BASE	0x80000000ull		/* first physical address the allocator hands out */
+
+/* ---- variants: decision points that the bug zoo switches (issue: races and the bug zoo) ---- */
+enum mm_variant_id {
+	MMV_NONE = 0,
+	MMV_MREMAP_PMD_NO_RMAP_LOCK, MMV_MREMAP_PUD_NO_RMAP_LOCK, MMV_MREMAP_LEAF_ONLY_FLUSH,
+	MMV_MREMAP_DST_NOT_NONE, MMV_MREMAP_FLUSH_AFTER_PTL_DROP,
+	MMV_VUNMAP_CONTPTE_SINGLE_CLEAR, MMV_VUNMAP_NO_ALIGN_DOWN,
+	MMV_LAZY_MMU_NO_FLUSH_ON_LEAVE, MMV_LAZY_MMU_IRQ, MMV_SWITCH_TO_NO_DSB, MMV_SET_PTES_NO_BARRIER,
+	MMV_HUGETLB_BBM_ELIDE_FIRST_ONLY, MMV_HUGETLB_USER_FLUSH_FOR_KERNEL, MMV_KERNEL_PGTABLE_FLUSH_NO_ISB,
+	MMV_HUGETLB_WRONG_STRIDE, MMV_MPROTECT_NUMA_ZERO_STEP, MMV_MPROTECT_BATCH_OVERRUN,
+	MMV_PGTABLE_NO_ZERO_DSB, MMV_PGTABLE_FIXMAP_NO_FLUSH, MMV_CONTPTE_NO_UNFOLD,
+	/* baselines: correct but costlier pre-patch logic */
+	MMV_VMALLOC_PRE_CONTPTE, MMV_VMALLOC_NO_LAZY_MMU, MMV_PGTABLE_FIXMAP_TWICE, MMV_MREMAP_NO_MOVE_PMD,
+	MMV_MPROTECT_NO_BATCH,
+	MMV_COUNT
+};
+
+/* ---- model state ---- */
+
+struct mm_vma {
+	uint64_t start, end;
+	uint8_t prot;		/* PT_PROT_* */
+	uint8_t order;		/* folio order faults use: 0 (4K), 4 (64K mTHP, contpte), 9 (2M THP) */
+	uint32_t flags;		/* MM_VMA_* */
+	uint64_t anon_id;	/* the anon_vma (rmap lock key) */
+};
+#define MM_VMA_HUGEPAGE		0x1u	/* MADV_HUGEPAGE */
+#define MM_VMA_NOHUGEPAGE	0x2u
+#define MM_VMA_HUGETLB		0x4u
+
+/* An address space: a user mm (per ASID) or init_mm (the kernel). */
+struct mm_space {
+	uint16_t asid;
+	bool kernel;
+	uint64_t pgd;			/* root table physical address */
+	struct mm_vma *vma;		/* sorted, non-overlapping */
+	uint32_t nvma, capvma;
+	struct hmap ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
+};
+
+struct mm_thread {
+	uint32_t tid;
+	unsigned cpu;
+	bool lazy_mmu;			/* TIF_LAZY_MMU */
+	bool lazy_pending;		/* TIF_LAZY_MMU_PENDING */
+	unsigned irq_depth;		/* in_interrupt() */
+	uint64_t steps, bound;		/* loop steps of the current op, and its bound (I11) */
+	bool hung;			/* the bound was exceeded: routines unwind */
+	const char *site;		/* the routine running (signatures) */
+};
+
+struct mm_model {
+	struct pt_machine *m;
+	struct pt_checker *c;
+	struct mm_sink sink;
+	unsigned ncpus;
+	struct mm_thread thread[PT_MAX_CPUS];	/* one per CPU until threads are scheduled */
+	struct mm_space kernel;
+	struct mm_space **space;		/* user spaces, by index */
+	uint32_t nspace;
+	uint16_t cur_asid[PT_MAX_CPUS];	/* ASID in TTBR0 of each CPU, 0 = none */
+	/* physical allocator: per order free lists and a bump pointer per node */
+	uint64_t *freel[19];
+	uint32_t nfree[19], capfree[19];
+	uint64_t bump[8];
+	unsigned nnodes;
+	uint64_t next_anon_id;
+	bool variant[MMV_COUNT];
+	struct hmap deposit;		/* pmd entry pa -> deposited PTE table of a THP (pgtable_trans_huge_deposit) */
+	/* linear map / fixmap state (seed 003) */
+	uint64_t fixmap_pte;		/* the fixmap PTE table */
+};
+
+/* ---- primitives (scheduling points) ---- */
+
+/*! mm_thread_of() : the thread that runs ev (one per CPU for now). */
+struct mm_thread *mm_thread_of(struct mm_model *mm, const struct pt_event *ev);
+void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev);
+/* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
+uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
+/* WRITE_ONCE of a page-table entry */
+void mm_write(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val);
+/* xchg / cmpxchg-style get_and_clear: returns the old value, stores val */
+uint64_t mm_xchg(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val);
+void mm_dsb(struct mm_model *mm, struct mm_thread *t, enum pt_barrier dom);
+void mm_dmb(struct mm_model *mm, struct mm_thread *t, enum pt_barrier dom);
+void mm_isb(struct mm_model *mm, struct mm_thread *t);
+/* one TLBI; va is the VA (not Xt), ttl the level hint (0: none), num/scale for range forms */
+void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t va, uint16_t asid,
+	     unsigned ttl, unsigned num, unsigned scale);
+void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
+void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key);
+/* the page allocator; tables come zeroed (__GFP_ZERO: zeroing by this CPU, ordered by its next barrier) */
+uint64_t mm_alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level);
+uint64_t mm_alloc_table_nozero(struct mm_model *mm, struct mm_thread *t, unsigned level);
+uint64_t mm_alloc_pages(struct mm_model *mm, struct mm_thread *t, unsigned order, unsigned node);
+void mm_free_pages(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order);
+void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
+/* clear_page() of a table through its kernel address (pt_zero event) */
+void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
+/*! mm_step() : one iteration of a per-entry loop; false once the op's step bound is exceeded (I11 reported). */
+bool mm_step(struct mm_model *mm, struct mm_thread *t);
+/*! mm_site() : set the routine name used in signatures; returns the previous one. */
+const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site);
+static inline bool mm_variant(const struct mm_model *mm, enum mm_variant_id v) { return mm->variant[v]; }
+/* I9 (a contract the kernel WARNs about) and I10 (semantics) reports from the model */
+void mm_warn(struct mm_model *mm, struct mm_thread *t, const char *tag, uint64_t va, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+/* ---- page-table geometry ---- */
+
+static inline unsigned pt_index(uint64_t va, unsigned level)
+{
+	return (unsigned)((va >> (PAGE_SHIFT + 9 * (3 - level))) & 511);
+}
+/* physical address of the entry for va in the level-`level` table at table_pa */
+static inline uint64_t pt_entry_pa(uint64_t table_pa, unsigned level, uint64_t va)
+{
+	return table_pa + 8ull * pt_index(va, level);
+}
+static inline uint64_t pt_next_addr(uint64_t addr, uint64_t end, uint64_t size)
+{
+	uint64_t boundary = (addr + size) & ~(size - 1);
+	return boundary - 1 < end - 1 ? boundary : end;
+}
+#define pgd_addr_end(a, e) pt_next_addr(a, e, PGDIR_SIZE)
+#define pud_addr_end(a, e) pt_next_addr(a, e, PUD_SIZE)
+#define pmd_addr_end(a, e) pt_next_addr(a, e, PMD_SIZE)
+
+static inline bool pte_none(uint64_t d) { return d == 0; }
+static inline bool pte_valid(uint64_t d) { return d & PT_DESC_VALID; }
+static inline bool pte_present(uint64_t d) { return (d & PT_DESC_VALID) || (d & PT_DESC_PROTNONE); }
+static inline bool pte_cont(uint64_t d) { return d & PT_DESC_CONT; }
+static inline bool pte_valid_not_user(uint64_t d)
+{
+	return (d & (PT_DESC_VALID | PT_DESC_USER | PT_DESC_UXN)) == (PT_DESC_VALID | PT_DESC_UXN);
+}
+static inline bool pmd_table(uint64_t d) { return (d & 3) == 3; }
+static inline bool pmd_sect(uint64_t d) { return (d & 3) == 1; }
+static inline uint64_t desc_pa(uint64_t d) { return d & PT_DESC_OA_MASK; }
+
+/* Entry physical address of va's PGD/PUD/PMD/PTE entry in space s, walking existing tables
+ * (program order); 0 if a level on the way is not a table. */
+uint64_t mm_pgd_entry(struct mm_space *s, uint64_t va);
+uint64_t mm_walk_entry(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t va,
+		       unsigned level);
+
+/* ---- arm64 pgtable.h helpers (each emits what the kernel's does) ---- */
+
+void emit_pte_barriers(struct mm_model *mm, struct mm_thread *t);
+void queue_pte_barriers(struct mm_model *mm, struct mm_thread *t);
+void arch_enter_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);
+void arch_flush_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);
+void arch_leave_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);
+void __set_pte(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte);
+void __set_pte_nosync(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte);
+void __set_pte_complete(struct mm_model *mm, struct mm_thread *t, uint64_t pte);
+void set_pmd(struct mm_model *mm, struct mm_thread *t, uint64_t pmdp, uint64_t pmd);
+void set_pud(struct mm_model *mm, struct mm_thread *t, uint64_t pudp, uint64_t pud);
+void set_pgd(struct mm_model *mm, struct mm_thread *t, uint64_t pgdp, uint64_t pgd);
+void pmd_clear(struct mm_model *mm, struct mm_thread *t, uint64_t pmdp);
+void pud_clear(struct mm_model *mm, struct mm_thread *t, uint64_t pudp);
+/* __pte_alloc/__pmd_alloc/__pud_alloc with pmd_install-style ordering; returns the next table's pa */
+uint64_t mm_table_alloc_install(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t entry_pa,
+				unsigned child_level);
+/* user leaf descriptor for pa with VMA protection */
+uint64_t mk_user_pte(uint64_t pa, unsigned prot);
+uint64_t mk_kernel_pte(uint64_t pa);
+
+/* ---- tlbflush.h (arch/arm64/include/asm/tlbflush.h) ---- */
+
+#define TLBI_TTL_UNKNOWN 0
+void flush_tlb_all(struct mm_model *mm, struct mm_thread *t);
+void flush_tlb_mm(struct mm_model *mm, struct mm_thread *t, struct mm_space *s);
+void __flush_tlb_page_nosync(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr);
+void flush_tlb_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr);
+void __flush_tlb_range_nosync(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start,
+			      uint64_t end, uint64_t stride, bool last_level, unsigned tlb_level);
+void __flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start,
+		       uint64_t end, uint64_t stride, bool last_level, unsigned tlb_level);
+void flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
+void flush_tlb_kernel_range(struct mm_model *mm, struct mm_thread *t, uint64_t start, uint64_t end);
+void __flush_tlb_kernel_pgtable(struct mm_model *mm, struct mm_thread *t, uint64_t kaddr);
+/* __flush_tlb_range_op(): the TLBI sequence for [start, start + pages) with range forms */
+void __flush_tlb_range_op(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t start,
+			  uint64_t pages, uint64_t stride, uint16_t asid, unsigned tlb_level);
+
+/* ---- address spaces and VMAs ---- */
+
+/*! mm_space_get() : the user space of asid (created, with its pgd and TTBR0, on first use). */
+struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t asid);
+/*! mm_kernel() : init_mm (created, with its pgd and TTBR1, on first use). */
+struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t);
+/*! mm_switch_to() : make asid current in TTBR0 of t's CPU (context switch) if it is not. */
+void mm_switch_to(struct mm_model *mm, struct mm_thread *t, struct mm_space *s);
+struct mm_vma *find_vma(struct mm_space *s, uint64_t addr);	/* the VMA containing addr, or NULL */
+/*! vma_insert() : add [start, end) (must not overlap an existing VMA); returns it. */
+struct mm_vma *vma_insert(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot, unsigned order,
+			  uint32_t flags, uint64_t anon_id);
+/*! vma_remove_range() : remove [start, end) from the VMAs, splitting those that straddle it. */
+void vma_remove_range(struct mm_space *s, uint64_t start, uint64_t end);
+/*! vma_split_range() : split VMAs at start and end so [start, end) is covered by whole VMAs. */
+void vma_split_range(struct mm_space *s, uint64_t start, uint64_t end);
+/*! range_is_mapped() : every page of [start, end) lies in some VMA. */
+bool range_is_mapped(struct mm_space *s, uint64_t start, uint64_t end);
+bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end);
+
+/* ---- reference semantics (ref.c): what each op means, per page ---- */
+
+#define REF_PRESENT	0x1ull		/* a page is mapped (else: VMA but not faulted in) */
+#define REF_WRITE	0x2ull
+#define REF_EXEC	0x4ull
+#define REF_READ	0x8ull
+#define REF_NUMA	0x10ull		/* PROT_NONE NUMA hint: mapped, inaccessible */
+/* the word: page pa | flags */
+void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags);
+void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end);
+uint64_t ref_get(const struct mm_space *s, uint64_t va);
+void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len);
+void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot);
+/*!
+ * ref_check() : after an op, the page tables of s over [start, end) must agree with the
+ * reference; a difference is reported as I10 naming the op.  Returns false on mismatch.
+ */
+bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
+	       const char *opname);
+
+/* ---- shared routines ---- */
+
+/*! handle_mm_fault() : fault in the page at addr (fault.c); 0, or EFAULT outside a VMA / without access. */
+int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write);
+/*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages (memory.c). */
+int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
+/*! user_block_desc() : a user PMD block descriptor for a THP at pa. */
+uint64_t mk_user_pmd(uint64_t pa, unsigned prot);
+
+/* ---- op handlers (ops.c dispatches; each family lives in its own file) ---- */
+
+int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_pageout(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_mremap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_mprotect(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_vmalloc(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_vmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_vunmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_vfree(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_map_mem(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+int mm_do_hugetlb(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+
+#endif

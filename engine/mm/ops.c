@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ops.c - one ops-level event in, the kernel's routine for it run: each op is
+ * bracketed by begin/end (the checkers' completion points), has a step bound
+ * (I11), and is checked against the reference semantics by its handler.
+ */
+#include "mm_internal.h"
+
+struct op_desc {
+	enum pt_op_kind kind;
+	int (*fn)(struct mm_model *, struct mm_thread *, const struct pt_event *);
+	bool kernel;
+};
+
+static const struct op_desc *op_for(unsigned kind)
+{
+	static const struct op_desc ops[PT_EV_KIND_COUNT] = {
+		[PT_EV_MMAP] = { PT_OP_MMAP, mm_do_mmap, false },
+		[PT_EV_MUNMAP] = { PT_OP_MUNMAP, mm_do_munmap, false },
+		[PT_EV_MREMAP] = { PT_OP_MREMAP, mm_do_mremap, false },
+		[PT_EV_MPROTECT] = { PT_OP_MPROTECT, mm_do_mprotect, false },
+		[PT_EV_MADVISE] = { PT_OP_MADVISE, mm_do_madvise, false },
+		[PT_EV_TOUCH] = { PT_OP_FAULT, mm_do_touch, false },
+		[PT_EV_VMALLOC] = { PT_OP_VMALLOC, mm_do_vmalloc, true },
+		[PT_EV_VMAP] = { PT_OP_VMAP, mm_do_vmap, true },
+		[PT_EV_VUNMAP] = { PT_OP_VUNMAP, mm_do_vunmap, true },
+		[PT_EV_VFREE] = { PT_OP_VFREE, mm_do_vfree, true },
+		[PT_EV_PAGEOUT] = { PT_OP_PAGEOUT, mm_do_pageout, false },
+		[PT_EV_MAP_MEM] = { PT_OP_MAP_MEM, mm_do_map_mem, true },
+		[PT_EV_HUGETLB] = { PT_OP_HUGETLB, mm_do_hugetlb, false },
+	};
+	return kind < PT_EV_KIND_COUNT && ops[kind].fn ? &ops[kind] : NULL;
+}
+
+static int run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev, const struct op_desc *d)
+{
+	uint64_t pages = (ev->len + ev->len2) >> PAGE_SHIFT;
+	t->steps = 0;
+	t->hung = false;
+	t->bound = 64 * (pages + 1) + 4096;
+	t->site = NULL;
+	pt_checker_set_site(mm->c, NULL);
+	if (d->kernel)
+		mm_kernel(mm, t);
+	else
+		mm_space_get(mm, t, ev->asid);
+	struct pt_event b = { .kind = PT_EV_BEGIN, .op = (uint8_t)d->kind, .va = ev->va, .len = ev->len,
+			      .asid = d->kernel ? 0 : (ev->asid ? ev->asid : 1) };
+	if (ev->kind == PT_EV_HUGETLB && ev->va >= PT_KERNEL_VA_BASE)
+		b.asid = 0;
+	mm_emit(mm, t, &b);
+	int rc = d->fn(mm, t, ev);
+	struct pt_event e = { .kind = PT_EV_END };
+	mm_emit(mm, t, &e);
+	mm_site(mm, t, NULL);
+	return rc;
+}
+
+int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+{
+	struct mm_thread *t = mm_thread_of(mm, ev);
+	switch (ev->kind) {
+	case PT_EV_THREAD:
+	case PT_EV_SCHED:
+		return 0;	/* one thread per CPU, run to completion (concurrency: next issue) */
+	case PT_EV_IRQ: {
+		/* an interrupt whose handler performs an ops-level action in interrupt context */
+		static const unsigned kind_of[PT_OP_KIND_COUNT] = {
+			[PT_OP_VMALLOC] = PT_EV_VMALLOC, [PT_OP_VMAP] = PT_EV_VMAP,
+			[PT_OP_VUNMAP] = PT_EV_VUNMAP, [PT_OP_VFREE] = PT_EV_VFREE,
+		};
+		unsigned k = ev->op < PT_OP_KIND_COUNT ? kind_of[ev->op] : 0;
+		const struct op_desc *d = op_for(k);
+		if (!d)
+			return EINVAL;
+		struct pt_event in = { .kind = PT_EV_IRQ_ENTER };
+		mm_emit(mm, t, &in);
+		t->irq_depth++;
+		struct pt_event inner = *ev;
+		inner.kind = (uint8_t)k;
+		inner.op = 0;
+		int rc = run_op(mm, t, &inner, d);
+		t->irq_depth--;
+		struct pt_event out = { .kind = PT_EV_IRQ_EXIT };
+		mm_emit(mm, t, &out);
+		return rc;
+	}
+	default:
+		break;
+	}
+	const struct op_desc *d = op_for(ev->kind);
+	if (!d)
+		return EINVAL;
+	return run_op(mm, t, ev, d);
+}
