@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# End-to-end tests of the ptfuzz command (tests/cli/run.sh), one behaviour each:
+#   ctest -R cli.   ;   by hand: sh tests/cli/run.sh PTFUZZ tests/cli/data WORKDIR CASE
+set(PTFUZZ_CLI_CASES
+  help
+  version
+  usage_errors
+  replay_clean
+  replay_violation
+  replay_json
+  replay_stdin
+  replay_missing_file
+  replay_truncated_binary
+  replay_garbage_tail
+  replay_bad_text_line
+  replay_deterministic
+  replay_sigpipe
+  convert_roundtrip_text
+  convert_roundtrip_binary
+  convert_keeps_output_on_error
+  stats)
+if(TARGET ptcasemate)
+  list(APPEND PTFUZZ_CLI_CASES import_casemate)
+endif()
+
+foreach(case IN LISTS PTFUZZ_CLI_CASES)
+  add_test(NAME cli.${case}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cli/run.sh $<TARGET_FILE:ptfuzz>
+            ${CMAKE_CURRENT_SOURCE_DIR}/cli/data ${CMAKE_CURRENT_BINARY_DIR}/cli/${case} ${case})
+  set_tests_properties(cli.${case} PROPERTIES LABELS cli TIMEOUT 120)
+endforeach()

@@ -1,0 +1,375 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# run.sh PTFUZZ DATA WORK CASE - the ptfuzz command end to end, as a user
+# runs it: one behaviour per CASE (registered by tests/cli.cmake).  Each
+# case works in its own fresh directory WORK; DATA holds hand-written traces.
+#
+# Reproduce a failure by hand:  sh tests/cli/run.sh build/x/tools/ptfuzz \
+#     tests/cli/data /tmp/cli-work CASE
+set -u
+
+PTFUZZ=$1
+DATA=$2
+WORK=$3
+CASE=$4
+
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
+
+fail() {
+	echo "FAIL [$CASE]: $*" >&2
+	for f in out err; do
+		[ -s "$f" ] && { echo "--- $f:" >&2; head -n 40 "$f" >&2; }
+	done
+	exit 1
+}
+
+# pf ARGS...: run ptfuzz, stdout to ./out, stderr to ./err, status to $rc
+pf() {
+	last="$*"
+	"$PTFUZZ" "$@" >out 2>err
+	rc=$?
+}
+
+expect_rc() {
+	[ "$rc" -eq "$1" ] || fail "'ptfuzz $last' exited $rc, expected $1"
+}
+
+# expect_usage_error ARGS...: exit 2, nothing on stdout, one line on stderr
+expect_usage_error() {
+	pf "$@"
+	expect_rc 2
+	[ -s out ] && fail "'ptfuzz $last' wrote to stdout"
+	[ "$(wc -l <err)" -eq 1 ] || fail "'ptfuzz $last': expected one line on stderr"
+	grep -q '^ptfuzz' err || fail "'ptfuzz $last': the message does not start with ptfuzz"
+}
+
+out_has() {
+	grep -q -e "$1" out || fail "'ptfuzz $last': stdout lacks '$1'"
+}
+
+err_has() {
+	grep -q -e "$1" err || fail "'ptfuzz $last': stderr lacks '$1'"
+}
+
+# filler N: N events that no checker can object to (comments and ISBs),
+# random enough that zstd needs several blocks for them
+filler() {
+	awk -v n="$1" 'BEGIN { srand(1); for (i = 0; i < n; i++) if (i % 2) print "cpu1 isb"; else printf "# filler %d %08x\n", i, int(rand() * 4294967296) }'
+}
+
+# has_casemate: the build has the import-casemate command
+has_casemate() {
+	"$PTFUZZ" import-casemate --help >/dev/null 2>&1
+}
+
+# ---- help, version, usage ----
+
+case_help() {
+	pf --help
+	expect_rc 0
+	for cmd in replay convert stats; do
+		out_has "$cmd"
+	done
+	if has_casemate; then out_has import-casemate; fi
+	out_has "exit status"
+	for cmd in replay convert stats; do
+		pf "$cmd" --help
+		expect_rc 0
+		out_has "usage: ptfuzz $cmd"
+		out_has "exit status"
+		pf help "$cmd"
+		expect_rc 0
+		out_has "usage: ptfuzz $cmd"
+	done
+	pf -h
+	expect_rc 0
+	out_has "usage: ptfuzz"
+}
+
+case_version() {
+	pf --version
+	expect_rc 0
+	grep -q '^ptfuzz [0-9][0-9.]*$' out || fail "--version prints '$(cat out)'"
+}
+
+case_usage_errors() {
+	expect_usage_error
+	expect_usage_error frobnicate
+	err_has "unknown command 'frobnicate' (see ptfuzz --help)"
+	expect_usage_error variants
+	expect_usage_error --frobnicate
+	expect_usage_error replay
+	expect_usage_error replay --frobnicate "$DATA/clean.ptt"
+	err_has "'--frobnicate'"
+	expect_usage_error replay -z "$DATA/clean.ptt"
+	expect_usage_error stats
+	expect_usage_error stats --quiet "$DATA/clean.ptt"
+	expect_usage_error convert "$DATA/clean.ptt"
+	expect_usage_error convert a b c
+	expect_usage_error convert --binary --text "$DATA/clean.ptt" x.ptt
+	expect_usage_error help frobnicate
+	if has_casemate; then
+		expect_usage_error import-casemate x.log
+		expect_usage_error import-casemate x.log -o
+	fi
+}
+
+# ---- replay ----
+
+case_replay_clean() {
+	pf replay "$DATA/clean.ptt"
+	expect_rc 0
+	[ "$(wc -l <out)" -eq 1 ] || fail "a clean trace gives more than its summary line"
+	grep -q "^$DATA/clean.ptt: [0-9]* events, 0 violations, state 0x[0-9a-f]\{16\}$" out ||
+		fail "summary line is '$(cat out)'"
+	[ -s err ] && fail "stderr is not empty"
+	return 0
+}
+
+case_replay_violation() {
+	pf replay "$DATA/bbm.ptt"
+	expect_rc 1
+	grep -q "^$DATA/bbm.ptt: [0-9]* events, [1-9][0-9]* violations* (I4 x[0-9]*), state 0x[0-9a-f]\{16\}$" out ||
+		fail "summary line is '$(head -n 1 out)'"
+	out_has '^I4 bbm at event [0-9]* (cpu0): '
+	out_has '^  rule: '
+	out_has '^  signature: '
+	out_has '^  old: pg@0x90000000'
+	out_has '^  new: pg@0x90001000'
+	# the violating event, marked, with the events before it
+	out_has '^  > *[0-9]*  cpu0 pt_write pa=0x80003000 val=pg@0x90001000'
+	out_has '^    *[0-9]*  cpu0 page_alloc data pa=0x90001000'
+	pf replay --quiet "$DATA/bbm.ptt"
+	expect_rc 1
+	[ "$(wc -l <out)" -eq 1 ] || fail "--quiet prints more than the summary"
+	# several files: one summary each, the worst status
+	pf replay "$DATA/clean.ptt" "$DATA/bbm.ptt"
+	expect_rc 1
+	[ "$(grep -c ' events, ' out)" -eq 2 ] || fail "expected two summary lines"
+}
+
+case_replay_json() {
+	pf replay --json "$DATA/clean.ptt" "$DATA/bbm.ptt"
+	expect_rc 1
+	python3 -m json.tool out >/dev/null || fail "--json output does not parse"
+	python3 - out <<'EOF' || fail "--json output lacks fields"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+assert doc["violations"] == len(doc["files"][1]["violations"]) > 0, doc["violations"]
+clean, bbm = doc["files"]
+assert clean["violations"] == [] and clean["error"] is None
+assert clean["state"].startswith("0x") and clean["events"] > 0
+v = bbm["violations"][0]
+for key in ("id", "kind", "signature", "event", "cpu", "va", "pa", "old", "new", "what", "rule", "stale"):
+    assert key in v, key
+assert v["id"] == "I4" and v["kind"] == "bbm" and v["cpu"] == 0
+assert isinstance(v["event"], int) and v["signature"]
+assert v["old"].startswith("pg@0x90000000") and v["new"].startswith("pg@0x90001000")
+EOF
+}
+
+case_replay_stdin() {
+	pf replay - <"$DATA/clean.ptt"
+	expect_rc 0
+	out_has '^<stdin>: [0-9]* events, 0 violations'
+	pf convert "$DATA/bbm.ptt" bbm.ptt.zst
+	expect_rc 0
+	pf replay - <bbm.ptt.zst
+	expect_rc 1
+	out_has '^<stdin>: [0-9]* events, [1-9][0-9]* violations* (I4 x[0-9]*)'
+}
+
+case_replay_missing_file() {
+	pf replay no-such-file.ptt
+	expect_rc 2
+	[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+	err_has no-such-file.ptt
+	# the other files are still replayed; 2 wins over 1
+	pf replay "$DATA/bbm.ptt" no-such-file.ptt "$DATA/clean.ptt"
+	expect_rc 2
+	[ "$(grep -c ' events, ' out)" -eq 2 ] || fail "the readable files were not all replayed"
+	pf replay --json no-such-file.ptt
+	expect_rc 2
+	python3 -m json.tool out >/dev/null || fail "--json output does not parse"
+	grep -q '"error": "[^"]*no-such-file.ptt' out || fail "the JSON does not carry the error"
+}
+
+# A trace with its violation early and garbage late: the violation is
+# reported, then the reader's message (file and where), and exit 2.
+expect_early_violation_then_error() {
+	expect_rc 2
+	out_has ' events before a read error, [1-9][0-9]* violations* (I4 x[0-9]*)'
+	out_has '^I4 bbm at event'
+	[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+	err_has "$1"
+}
+
+case_replay_truncated_binary() {
+	{ cat "$DATA/bbm.ptt"; filler 100000; } >long.ptt
+	pf convert long.ptt long.ptt.zst
+	expect_rc 0
+	pf replay long.ptt.zst
+	expect_rc 1
+	[ -s err ] && fail "stderr is not a terminal, yet got output"
+	size=$(wc -c <long.ptt.zst)
+	head -c $((size / 2)) long.ptt.zst >cut.ptt.zst
+	pf replay cut.ptt.zst
+	expect_early_violation_then_error 'cut\.ptt\.zst.*byte [0-9]'
+	pf replay --json cut.ptt.zst
+	expect_rc 2
+	python3 -m json.tool out >/dev/null || fail "--json output does not parse"
+}
+
+case_replay_garbage_tail() {
+	{ cat "$DATA/bbm.ptt"; filler 100000; } >long.ptt
+	pf convert long.ptt long.ptt.zst
+	expect_rc 0
+	{ cat long.ptt.zst; printf 'this is not zstd'; } >tail.ptt.zst
+	pf replay tail.ptt.zst
+	expect_early_violation_then_error 'tail\.ptt\.zst.*byte [0-9]'
+}
+
+case_replay_bad_text_line() {
+	{ cat "$DATA/bbm.ptt"; filler 10; echo 'cpu0 frobnicate va=0x1000'; filler 10; } >bad.ptt
+	line=$(grep -n frobnicate bad.ptt | cut -d: -f1)
+	pf replay bad.ptt
+	expect_early_violation_then_error "bad\.ptt:$line:"
+}
+
+case_replay_deterministic() {
+	for opt in "" --json; do
+		"$PTFUZZ" replay $opt "$DATA/bbm.ptt" "$DATA/clean.ptt" >one 2>&1
+		"$PTFUZZ" replay $opt "$DATA/bbm.ptt" "$DATA/clean.ptt" >two 2>&1
+		cmp one two || fail "two replays $opt differ"
+	done
+	"$PTFUZZ" stats "$DATA/bbm.ptt" >one 2>&1
+	"$PTFUZZ" stats "$DATA/bbm.ptt" >two 2>&1
+	cmp one two || fail "two stats differ"
+}
+
+case_replay_sigpipe() {
+	# many violations: more output than a pipe holds
+	{
+		sed '/pt_write pa=0x80003000 val=pg@0x90001000/,$d' "$DATA/bbm.ptt"
+		awk 'BEGIN { for (i = 0; i < 3000; i++) printf "cpu0 pt_write pa=0x80003000 val=pg@0x9000%d000,user,af,ng\n", 1 - i % 2 }'
+	} >many.ptt
+	for opt in "" --json; do
+		st=$({ "$PTFUZZ" replay $opt many.ptt 2>err; echo $? >rc; } | head -n 1 >/dev/null; cat rc)
+		[ "$st" -lt 128 ] || fail "replay $opt | head: killed by a signal (status $st)"
+		[ -s err ] && fail "replay $opt | head: wrote to stderr: $(cat err)"
+	done
+	st=$({ "$PTFUZZ" convert many.ptt - 2>err; echo $? >rc; } | head -n 1 >/dev/null; cat rc)
+	[ "$st" -lt 128 ] || fail "convert | head: killed by a signal (status $st)"
+	[ -s err ] && fail "convert | head: wrote to stderr: $(cat err)"
+	return 0
+}
+
+# ---- convert ----
+
+case_convert_roundtrip_text() {
+	# the canonical text of a hand-written trace survives text -> binary -> text
+	pf convert "$DATA/clean.ptt" canon.ptt
+	expect_rc 0
+	pf convert canon.ptt clean.ptt.zst
+	expect_rc 0
+	pf convert clean.ptt.zst back.ptt
+	expect_rc 0
+	cmp canon.ptt back.ptt || fail "text -> binary -> text changed the text"
+	pf convert clean.ptt.zst -
+	expect_rc 0
+	cmp canon.ptt out || fail "convert to - differs from convert to a file"
+	pf convert --text clean.ptt.zst forced.zst
+	expect_rc 0
+	cmp canon.ptt forced.zst || fail "--text did not write text"
+}
+
+case_convert_roundtrip_binary() {
+	pf convert "$DATA/bbm.ptt" a.ptt.zst
+	expect_rc 0
+	pf convert a.ptt.zst a.ptt
+	expect_rc 0
+	pf convert a.ptt b.ptt.zst
+	expect_rc 0
+	cmp a.ptt.zst b.ptt.zst || fail "binary -> text -> binary changed the bytes"
+	pf convert --binary a.ptt forced.ptt
+	expect_rc 0
+	cmp a.ptt.zst forced.ptt || fail "--binary did not write binary"
+	pf convert - c.ptt.zst <a.ptt
+	expect_rc 0
+	cmp a.ptt.zst c.ptt.zst || fail "convert from stdin differs"
+}
+
+case_convert_keeps_output_on_error() {
+	{ cat "$DATA/clean.ptt"; echo 'cpu0 frobnicate va=0x1000'; } >bad.ptt
+	mkdir dst
+	for out in dst/old.ptt dst/old.ptt.zst; do
+		echo "precious" >"$out"
+		ls -a dst >before
+		pf convert bad.ptt "$out"
+		expect_rc 2
+		[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+		err_has 'bad\.ptt:[0-9]*:'
+		[ "$(cat "$out")" = precious ] || fail "a failed convert changed $out"
+		ls -a dst >after
+		cmp before after || fail "a failed convert left files behind: $(diff before after)"
+	done
+	pf convert no-such-file.ptt dst/x.ptt
+	expect_rc 2
+	err_has no-such-file.ptt
+	[ -e dst/x.ptt ] && fail "a failed convert created its output"
+	return 0
+}
+
+# ---- stats ----
+
+case_stats() {
+	pf stats "$DATA/clean.ptt"
+	expect_rc 0
+	out_has "^$DATA/clean.ptt: [0-9]* events, 0 violations"
+	writes=$(grep -c pt_write "$DATA/clean.ptt")
+	out_has "^    pt_write  *$writes$"
+	out_has '^    vale1is  *1$'
+	out_has '^    ishst  *4$'
+	out_has '^  tables allocated  *4$'
+	out_has '^  pages freed  *1$'
+	pf stats "$DATA/bbm.ptt"
+	expect_rc 1
+	pf stats --json "$DATA/clean.ptt" "$DATA/bbm.ptt"
+	expect_rc 1
+	python3 - out <<EOF || fail "stats --json output is wrong"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+c = doc["files"][0]["counters"]
+assert c["by_kind"]["pt_write"] == $writes, c["by_kind"]
+assert c["tlbi_by_op"]["vale1is"] == 1 and c["dsb_by_domain"]["ish"] == 1
+assert doc["files"][1]["violations"] >= 1
+assert doc["total"]["tables_allocated"] == 8
+EOF
+}
+
+# ---- import-casemate (registered when the build has it) ----
+
+case_import_casemate() {
+	pf import-casemate "$DATA/casemate-bbm.log" -o bbm.ptt
+	expect_rc 0
+	grep -q '^@ptt .*method=casemate' bbm.ptt || fail "the import has no casemate header"
+	pf replay bbm.ptt
+	expect_rc 1
+	out_has '^I4 bbm at event'
+	pf import-casemate --output=bbm.ptt.zst "$DATA/casemate-bbm.log"
+	expect_rc 0
+	pf convert bbm.ptt.zst back.ptt
+	expect_rc 0
+	cmp bbm.ptt back.ptt || fail "the binary import differs from the text one"
+	pf import-casemate "$DATA/bbm.ptt" -o x.ptt
+	expect_rc 2
+	[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+	err_has 'bbm\.ptt:1:'
+	[ -e x.ptt ] && fail "a failed import created its output"
+	return 0
+}
+
+command -v "case_$CASE" >/dev/null 2>&1 || { echo "no test case '$CASE'" >&2; exit 1; }
+"case_$CASE"
+echo "ok [$CASE]"

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# bootstrap.sh - set up, build and check ptfuzz on a fresh Debian 12 machine.
+#
+#   tools/bootstrap.sh deps   install the build and test dependencies (apt)
+#   tools/bootstrap.sh demo   deps, build the release preset, replay the shipped
+#                             example traces and explain the verdict
+#   tools/bootstrap.sh test   deps, then the `release` and `asan` workflow
+#                             presets (configure, build, ctest; the second one
+#                             runs every test under ASan+UBSan)
+#
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+set -euo pipefail
+
+# Everything the project needs on Debian 12 (bookworm); toolchain notes are
+# in the project's shared notes (toolchain.md).  libclang-rt-14-dev carries
+# the sanitizer and libFuzzer runtimes, which --no-install-recommends would
+# otherwise leave out.
+PACKAGES=(build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev llvm-14
+	  libprotobuf-c-dev protobuf-c-compiler libzstd-dev zstd libcmocka-dev afl++ python3)
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+say() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'bootstrap: error: %s\n' "$*" >&2; exit 2; }
+
+usage() {
+	cat <<EOF
+usage: tools/bootstrap.sh {deps|demo|test}
+  deps  install the Debian packages ptfuzz needs (apt-get; sudo when not root)
+  demo  deps + release build + replay of the shipped example traces
+  test  deps + 'cmake --workflow --preset release' + '... --preset asan'
+EOF
+	exit "${1:-2}"
+}
+
+installed() {
+	[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
+}
+
+cmd_deps() {
+	local missing=() p
+	command -v dpkg-query >/dev/null || die "dpkg-query not found: this script expects Debian 12"
+	for p in "${PACKAGES[@]}"; do
+		installed "$p" || missing+=("$p")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		say "dependencies: all ${#PACKAGES[@]} packages present"
+		return 0
+	fi
+	local sudo=()
+	if [ "$(id -u)" -ne 0 ]; then
+		command -v sudo >/dev/null || die "not root and no sudo: install as root: apt-get install ${missing[*]}"
+		sudo=(sudo)
+	fi
+	say "dependencies: installing ${missing[*]}"
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -q --no-install-recommends "${missing[@]}"
+	for p in "${missing[@]}"; do
+		installed "$p" || die "package $p still not installed"
+	done
+	say "dependencies: done"
+}
+
+# Example traces a user can replay out of the box: the shipped example
+# traces and the clean regression traces (*.good.ptt, or any trace whose
+# `# expect:` line says clean).  The *.bad.ptt twins are meant to report a
+# violation and are left to the test suite.
+demo_traces() {
+	local f expect
+	shopt -s nullglob
+	for f in "$ROOT"/traces/examples/* "$ROOT"/corpus/regressions/arch/*.ptt; do
+		[ -f "$f" ] || continue
+		case "$(basename "$f")" in
+		*.bad.* | bad_* | *.md | README*) continue ;;
+		esac
+		expect=$(grep -m1 -o '^# expect: *[a-zA-Z0-9/_-]*' "$f" 2>/dev/null || true)
+		case $expect in
+		'' | *clean) printf '%s\n' "$f" ;;
+		esac
+	done
+	shopt -u nullglob
+}
+
+cmd_demo() {
+	cmd_deps
+	cd "$ROOT"
+	say "configure + build: release preset (build/release)"
+	cmake --preset release >/dev/null
+	cmake --build --preset release -j "$JOBS"
+	local ptfuzz=build/release/tools/ptfuzz
+	[ -x "$ptfuzz" ] || die "$ptfuzz was not built"
+
+	local traces=() f
+	mapfile -t traces < <(demo_traces)
+	[ ${#traces[@]} -gt 0 ] || die "no example traces under traces/examples/ or corpus/regressions/arch/"
+
+	local worst=0 st clean=0 viol=0 bad=0
+	for f in "${traces[@]}"; do
+		printf '\n$ %s replay %s\n' "$ptfuzz" "${f#"$ROOT"/}"
+		st=0
+		"$ptfuzz" replay "$f" || st=$?
+		case $st in
+		0) clean=$((clean + 1)) ;;
+		1) viol=$((viol + 1)) ;;
+		*) bad=$((bad + 1)) ;;
+		esac
+		if [ $st -gt $worst ]; then worst=$st; fi
+	done
+	cat <<EOF
+
+==> demo: ${#traces[@]} trace(s) replayed: $clean clean, $viol with violations, $bad bad input/usage
+    ptfuzz exit status: 0 = no violation, 1 = violation(s) found (report above),
+    2 = bad input or usage (the message names file, byte offset or line).
+    These example traces are clean, so anything but 0 is worth a bug report.
+    Exiting with the worst status seen: $worst
+EOF
+	exit "$worst"
+}
+
+# Run one workflow preset, keep its log, remember ctest's closing line.
+run_workflow() {
+	local preset=$1 log="$ROOT/build/bootstrap-$1.log" st=0 t0=$SECONDS
+	mkdir -p "$ROOT/build"
+	say "workflow preset '$preset': configure, build, test (log: ${log#"$ROOT"/})"
+	cmake --workflow --preset "$preset" 2>&1 | tee "$log" || st=$?
+	local line
+	line=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "$log" | tail -n 1 || true)
+	[ -n "$line" ] || line="(no ctest summary: configure or build failed)"
+	SUMMARY+=("$(printf '%-8s %-4s %s  [%ds]' "$preset" "$([ $st -eq 0 ] && echo ok || echo FAIL)" "$line" $((SECONDS - t0)))")
+	return $st
+}
+
+cmd_test() {
+	cmd_deps
+	cd "$ROOT"
+	# Both the build and ctest run on every core (the presets fix neither).
+	export CMAKE_BUILD_PARALLEL_LEVEL=$JOBS CTEST_PARALLEL_LEVEL=$JOBS
+	SUMMARY=()
+	local failed=0
+	run_workflow release || failed=1
+	run_workflow asan || failed=1
+	printf '\n==> test summary\n' >&2
+	printf '    %s\n' "${SUMMARY[@]}" >&2
+	if [ $failed -ne 0 ]; then
+		printf 'bootstrap: FAILED (see the logs under build/)\n' >&2
+		exit 1
+	fi
+	printf 'bootstrap: all tests passed (release and ASan+UBSan)\n' >&2
+}
+
+[ $# -eq 1 ] || usage >&2
+case $1 in
+deps) cmd_deps ;;
+demo) cmd_demo ;;
+test) cmd_test ;;
+-h | --help | help) usage 0 ;;
+*) usage >&2 ;;
+esac

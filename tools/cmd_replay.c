@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cmd_replay.c - `ptfuzz replay`: every event of each trace through a fresh
+ * replay session, then a summary line per file and a report per violation.
+ * Also the per-file driver that `ptfuzz stats` shares.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/*
+ * The last RING events, so that a report can show the trace leading to the
+ * violation without formatting every event of a long trace as text.
+ */
+#define RING 16u
+#define PROGRESS_EVERY (1u << 20)
+
+struct ring_slot {
+	struct pt_event ev;
+	char text[PT_MAX_LINE + 1];	/* a comment's text outlives the reader's buffer */
+};
+
+static struct ring_slot ring[RING];
+
+static void ring_put(uint64_t index, const struct pt_event *ev)
+{
+	struct ring_slot *slot = &ring[index % RING];
+
+	slot->ev = *ev;
+	if (ev->text) {
+		size_t n = strnlen(ev->text, PT_MAX_LINE);
+		memcpy(slot->text, ev->text, n);
+		slot->text[n] = '\0';
+		slot->ev.text = slot->text;
+	}
+}
+
+/*
+ * Capture the events around v: the violating event and the CTX_BEFORE
+ * before it, or the last CTX_BEFORE events when v points past the end (an
+ * end-of-trace check).  fed = events fed so far; the ring holds the last RING.
+ */
+static void capture(struct replay_run *run, uint64_t fed, const struct pt_violation *v)
+{
+	struct vctx *c;
+	char buf[PT_MAX_LINE + 256];
+	uint64_t hi = v->event < fed ? v->event + 1 : fed;
+	uint64_t want = v->event < fed ? CTX_BEFORE + 1 : CTX_BEFORE;
+	uint64_t lo = hi > want ? hi - want : 0;
+
+	if (fed > RING && lo < fed - RING)
+		lo = fed - RING;
+	if (run->nctx == run->ctx_cap) {
+		unsigned cap = run->ctx_cap ? 2 * run->ctx_cap : 8;
+		c = realloc(run->ctx, cap * sizeof(*c));
+		if (!c) {
+			perror("ptfuzz");
+			exit(EXIT_BAD);
+		}
+		run->ctx = c;
+		run->ctx_cap = cap;
+	}
+	c = &run->ctx[run->nctx++];
+	c->n = 0;
+	for (uint64_t i = lo; i < hi; i++) {
+		pt_event_format_text(&ring[i % RING].ev, buf, sizeof(buf));
+		c->index[c->n] = i;
+		c->cpu[c->n] = ring[i % RING].ev.cpu;
+		c->line[c->n] = strdup(buf);
+		if (!c->line[c->n]) {
+			perror("ptfuzz");
+			exit(EXIT_BAD);
+		}
+		c->n++;
+	}
+}
+
+static void capture_new(struct replay_run *run)
+{
+	unsigned nv = pt_session_nviolations(run->s);
+
+	while (run->nctx < nv)
+		capture(run, run->events, pt_session_violation(run->s, run->nctx));
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_show(const struct replay_run *run, double start)
+{
+	double t = now() - start;
+	double m = (double)run->events / 1e6;
+
+	fprintf(stderr, "\r\033[K  %s: %.1f M events, %.1f M ev/s", run->name, m, t > 0 ? m / t : 0.0);
+}
+
+void replay_file(struct replay_run *run)
+{
+	struct pt_reader *r;
+	struct pt_event ev;
+	double start = run->progress ? now() : 0;
+	bool shown = false;
+	int rc;
+
+	run->name = cli_display_name(run->path);
+	r = pt_reader_open(run->path, &run->err);
+	if (!r) {
+		run->failed = true;
+		return;
+	}
+	run->s = pt_session_new(pt_reader_header(r));
+	if (!run->s) {
+		const struct pt_header *h = pt_reader_header(r);
+		pt_error_set(&run->err, PT_ERR_HEADER,
+			     "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)",
+			     run->name, h->cpus, h->granule, h->va_bits);
+		run->failed = true;
+		pt_reader_close(r);
+		return;
+	}
+	while ((rc = pt_reader_next(r, &ev, &run->err)) > 0) {
+		if (run->context)
+			ring_put(run->events, &ev);
+		unsigned found = pt_session_event(run->s, &ev);
+		run->events++;
+		if (found && run->context)
+			capture_new(run);
+		if (run->progress && !(run->events % PROGRESS_EVERY)) {
+			progress_show(run, start);
+			shown = true;
+		}
+	}
+	if (rc < 0) {
+		/* what was valid before the bad spot is still reported, but a
+		 * truncated trace gets no end-of-trace checks */
+		run->failed = true;
+	} else if (pt_session_finish(run->s) && run->context) {
+		capture_new(run);
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	pt_reader_close(r);
+}
+
+void replay_run_free(struct replay_run *run)
+{
+	for (unsigned i = 0; i < run->nctx; i++)
+		for (unsigned k = 0; k < run->ctx[i].n; k++)
+			free(run->ctx[i].line[k]);
+	free(run->ctx);
+	run->ctx = NULL;
+	run->nctx = run->ctx_cap = 0;
+	if (run->s)
+		pt_session_free(run->s);
+	run->s = NULL;
+}
+
+/* "I4 x1, I2 x3" into buf, ids ascending */
+static void violation_counts(const struct pt_session *s, char *buf, size_t size)
+{
+	uint64_t count[PT_INV_COUNT] = { 0 };
+	unsigned nv = pt_session_nviolations(s);
+	size_t n = 0;
+
+	for (unsigned i = 0; i < nv; i++) {
+		unsigned id = pt_session_violation(s, i)->id;
+		count[id < PT_INV_COUNT ? id : 0]++;
+	}
+	buf[0] = '\0';
+	for (unsigned id = 0; id < PT_INV_COUNT && n < size; id++) {
+		if (!count[id])
+			continue;
+		n += (size_t)snprintf(buf + n, size - n, "%sI%u x%" PRIu64, n ? ", " : "", id, count[id]);
+	}
+}
+
+/* ---- the command ---- */
+
+void help_replay(FILE *f)
+{
+	fputs("usage: ptfuzz replay [--json] [--quiet] FILE...\n"
+	      "\n"
+	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
+	      "bytes; - reads standard input) against the arm64 machine model and report\n"
+	      "every invariant violation the checkers find.\n"
+	      "\n"
+	      "For each file: one summary line\n"
+	      "  FILE: N events, K violations (I4 x1), state 0x<hash of the final state>\n"
+	      "then, per violation, its invariant, what happened, the rule, the\n"
+	      "descriptors, the stale TLB or walk-cache entry if any, and the events\n"
+	      "leading to it (the violating one marked >).\n"
+	      "\n"
+	      "options:\n"
+	      "  --json        one JSON document for the whole run on standard output:\n"
+	      "                {\"files\": [{\"file\", \"events\", \"state\", \"error\",\n"
+	      "                \"violations\": [{\"id\", \"kind\", \"signature\", \"event\", \"cpu\",\n"
+	      "                \"va\", \"pa\", \"old\", \"new\", \"what\", \"rule\", \"stale\"}]}],\n"
+	      "                \"violations\": total}\n"
+	      "  -q, --quiet   summary lines only: no reports, no progress\n"
+	      "  -h, --help    this help\n"
+	      "\n"
+	      "A read error stops that file: the violations found before it are\n"
+	      "reported, the error (file and byte offset or line) goes to standard\n"
+	      "error, and the next file is replayed.  Progress goes to standard error\n"
+	      "when it is a terminal.\n"
+	      "\n"
+	      "exit status: 0 no violation, 1 violations found, 2 bad input or usage\n"
+	      "(2 wins over 1).\n",
+	      f);
+}
+
+void replay_summary(const struct replay_run *run)
+{
+	unsigned nv = pt_session_nviolations(run->s);
+	char counts[256];
+
+	printf("%s: %" PRIu64 " events%s, %u violation%s", run->name, run->events,
+	       run->failed ? " before a read error" : "", nv, nv == 1 ? "" : "s");
+	if (nv) {
+		violation_counts(run->s, counts, sizeof(counts));
+		printf(" (%s)", counts);
+	}
+	printf(", state 0x%016" PRIx64 "\n", pt_session_hash(run->s));
+}
+
+static void file_text(const struct replay_run *run, bool quiet)
+{
+	if (!run->s)
+		return;
+	replay_summary(run);
+	if (quiet)
+		return;
+	for (unsigned i = 0; i < pt_session_nviolations(run->s); i++) {
+		fputc('\n', stdout);
+		report_text(stdout, pt_session_violation(run->s, i), i < run->nctx ? &run->ctx[i] : NULL);
+	}
+	if (pt_session_nviolations(run->s))
+		fputc('\n', stdout);
+}
+
+void replay_json_head(struct json *j, const struct replay_run *run)
+{
+	json_key(j, "file");
+	json_string(j, run->name);
+	json_key(j, "events");
+	json_u64(j, run->events);
+	json_key(j, "state");
+	if (run->s)
+		json_hex(j, pt_session_hash(run->s));
+	else
+		json_null(j);
+	json_key(j, "error");
+	json_string(j, run->failed ? run->err.msg : NULL);
+}
+
+static void file_json(struct json *j, const struct replay_run *run)
+{
+	json_object_begin(j);
+	replay_json_head(j, run);
+	json_key(j, "violations");
+	json_array_begin(j);
+	for (unsigned i = 0; run->s && i < pt_session_nviolations(run->s); i++)
+		report_json(j, pt_session_violation(run->s, i));
+	json_array_end(j);
+	json_object_end(j);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool as_json = false, quiet = false;
+	uint64_t total = 0;
+	int status = EXIT_CLEAN, c;
+	struct json j;
+
+	while ((c = cli_getopt("replay", argc, argv, "qh", longopts)) != -1) {
+		switch (c) {
+		case 'j': as_json = true; break;
+		case 'q': quiet = true; break;
+		case 'h': help_replay(stdout); return EXIT_CLEAN;
+		default: return EXIT_BAD;
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("replay", "no trace file given");
+
+	if (as_json) {
+		json_init(&j, stdout);
+		json_object_begin(&j);
+		json_key(&j, "files");
+		json_array_begin(&j);
+	}
+	for (int i = optind; i < argc; i++) {
+		struct replay_run run = {
+			.path = argv[i],
+			.context = !as_json && !quiet,
+			.progress = !quiet && isatty(STDERR_FILENO),
+		};
+
+		replay_file(&run);
+		if (as_json)
+			file_json(&j, &run);
+		else
+			file_text(&run, quiet);
+		cli_check_stdout();
+		if (run.failed)
+			fprintf(stderr, "%s\n", run.err.msg);
+		if (run.s && pt_session_nviolations(run.s)) {
+			total += pt_session_nviolations(run.s);
+			status = exit_merge(status, EXIT_VIOLATION);
+		}
+		if (run.failed)
+			status = EXIT_BAD;
+		replay_run_free(&run);
+	}
+	if (as_json) {
+		json_array_end(&j);
+		json_key(&j, "violations");
+		json_u64(&j, total);
+		json_object_end(&j);
+		json_end(&j);
+	}
+	cli_check_stdout();
+	return status;
+}
