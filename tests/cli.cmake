@@ -15,6 +15,7 @@ set(PTFUZZ_CLI_CASES
   replay_bad_text_line
   replay_deterministic
   replay_sigpipe
+  replay_record
   convert_roundtrip_text
   convert_roundtrip_binary
   convert_keeps_output_on_error

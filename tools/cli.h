@@ -77,6 +77,10 @@ struct replay_run {
 	const char *name;		/* as shown */
 	bool context;			/* capture struct vctx per violation */
 	bool progress;			/* progress on stderr (a terminal) */
+	const char *record;		/* --record OUT: write the arch-level events run, or NULL */
+	struct pt_writer *rec;
+	bool rec_failed;
+	struct pt_error rec_err;
 	/* results */
 	uint64_t events;		/* events fed to the session */
 	bool failed;			/* open, header or read error: err says what */

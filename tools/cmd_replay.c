@@ -103,6 +103,29 @@ static void progress_show(const struct replay_run *run, double start)
 	fprintf(stderr, "\r\033[K  %s: %.1f M events, %.1f M ev/s", run->name, m, t > 0 ? m / t : 0.0);
 }
 
+/* --record: every arch event the machine runs, from the trace or from the mm model */
+static void record_tap(void *ctx, const struct pt_event *ev)
+{
+	struct replay_run *run = ctx;
+	if (!run->rec_failed && pt_writer_put(run->rec, ev, &run->rec_err) < 0)
+		run->rec_failed = true;
+}
+
+/* Verdicts judged at the ops level (I9, I10, the model's step bound) cannot be re-derived from
+ * arch events: the recording carries them as comments. */
+static void record_model_verdicts(struct replay_run *run, unsigned before)
+{
+	char text[400];
+	for (unsigned i = before; i < pt_session_nviolations(run->s); i++) {
+		const struct pt_violation *v = pt_session_violation(run->s, i);
+		if (v->id != PT_I9 && v->id != PT_I10 && strncmp(v->signature, "I11/hang/step-bound", 19))
+			continue;
+		snprintf(text, sizeof(text), "model verdict: %s: %s", v->signature, v->what);
+		struct pt_event c = { .kind = PT_EV_COMMENT, .text = text };
+		record_tap(run, &c);
+	}
+}
+
 void replay_file(struct replay_run *run)
 {
 	struct pt_reader *r;
@@ -127,10 +150,24 @@ void replay_file(struct replay_run *run)
 		pt_reader_close(r);
 		return;
 	}
+	if (run->record) {
+		struct pt_header h = *pt_reader_header(r);
+		snprintf(h.method, sizeof(h.method), "model");
+		run->rec = pt_writer_open(run->record, pt_encoding_for_path(run->record), &h, &run->rec_err);
+		if (!run->rec) {
+			run->rec_failed = true;
+			pt_reader_close(r);
+			return;
+		}
+		pt_session_set_tap(run->s, record_tap, run);
+	}
 	while ((rc = pt_reader_next(r, &ev, &run->err)) > 0) {
 		if (run->context)
 			ring_put(run->events, &ev);
+		unsigned before = pt_session_nviolations(run->s);
 		unsigned found = pt_session_event(run->s, &ev);
+		if (found && run->rec)
+			record_model_verdicts(run, before);
 		run->events++;
 		if (found && run->context)
 			capture_new(run);
@@ -149,6 +186,14 @@ void replay_file(struct replay_run *run)
 	if (shown)
 		fputs("\r\033[K", stderr);
 	pt_reader_close(r);
+	if (run->rec) {
+		/* a failed replay or write leaves no half-written recording */
+		if (run->failed || run->rec_failed)
+			pt_writer_abort(run->rec);
+		else if (pt_writer_close(run->rec, &run->rec_err) < 0)
+			run->rec_failed = true;
+		run->rec = NULL;
+	}
 }
 
 void replay_run_free(struct replay_run *run)
@@ -187,7 +232,7 @@ static void violation_counts(const struct pt_session *s, char *buf, size_t size)
 
 void help_replay(FILE *f)
 {
-	fputs("usage: ptfuzz replay [--json] [--quiet] FILE...\n"
+	fputs("usage: ptfuzz replay [--json] [--quiet] [--record OUT] FILE...\n"
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
 	      "bytes; - reads standard input) against the arm64 machine model and report\n"
@@ -206,6 +251,11 @@ void help_replay(FILE *f)
 	      "                \"va\", \"pa\", \"old\", \"new\", \"what\", \"rule\", \"stale\"}]}],\n"
 	      "                \"violations\": total}\n"
 	      "  -q, --quiet   summary lines only: no reports, no progress\n"
+	      "  --record OUT  write the arch-level trace that ran (the trace's arch\n"
+	      "                events and those the mm model produced for its ops-level\n"
+	      "                events) to OUT (.zst: binary); it replays to the same\n"
+	      "                arch-level verdict; ops-level verdicts (I9, I10) are\n"
+	      "                kept in it as comments.  One FILE only.\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "A read error stops that file: the violations found before it are\n"
@@ -279,10 +329,12 @@ int cmd_replay(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "record", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool as_json = false, quiet = false;
+	const char *record = NULL;
 	uint64_t total = 0;
 	int status = EXIT_CLEAN, c;
 	struct json j;
@@ -291,12 +343,15 @@ int cmd_replay(int argc, char **argv)
 		switch (c) {
 		case 'j': as_json = true; break;
 		case 'q': quiet = true; break;
+		case 'r': record = optarg; break;
 		case 'h': help_replay(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
 	}
 	if (optind == argc)
 		return cli_usage_error("replay", "no trace file given");
+	if (record && argc - optind != 1)
+		return cli_usage_error("replay", "--record takes exactly one trace file");
 
 	if (as_json) {
 		json_init(&j, stdout);
@@ -309,6 +364,7 @@ int cmd_replay(int argc, char **argv)
 			.path = argv[i],
 			.context = !as_json && !quiet,
 			.progress = !quiet && isatty(STDERR_FILENO),
+			.record = record,
 		};
 
 		replay_file(&run);
@@ -319,6 +375,10 @@ int cmd_replay(int argc, char **argv)
 		cli_check_stdout();
 		if (run.failed)
 			fprintf(stderr, "%s\n", run.err.msg);
+		if (run.rec_failed) {
+			fprintf(stderr, "%s\n", run.rec_err.msg);
+			status = EXIT_BAD;
+		}
 		if (run.s && pt_session_nviolations(run.s)) {
 			total += pt_session_nviolations(run.s);
 			status = exit_merge(status, EXIT_VIOLATION);

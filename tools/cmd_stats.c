@@ -47,6 +47,23 @@ static void counters_add(struct pt_counters *sum, const struct pt_counters *c)
 	sum->tables_freed += c->tables_freed;
 	sum->pages_alloc += c->pages_alloc;
 	sum->pages_freed += c->pages_freed;
+	sum->model_events += c->model_events;
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		struct pt_op_costs *d = &sum->per_op[k];
+		const struct pt_op_costs *o = &c->per_op[k];
+		d->ops += o->ops;
+		d->failed += o->failed;
+		d->pt_writes += o->pt_writes;
+		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
+			d->tlbi_by_op[op] += o->tlbi_by_op[op];
+		d->dsb += o->dsb;
+		d->dmb += o->dmb;
+		d->isb += o->isb;
+		d->tables_alloc += o->tables_alloc;
+		d->tables_freed += o->tables_freed;
+		d->pages_alloc += o->pages_alloc;
+		d->pages_freed += o->pages_freed;
+	}
 }
 
 /* ---- text: a two-column table, labels left, counts right; the lines
@@ -90,6 +107,39 @@ static void table_print(const struct table *t)
 	}
 }
 
+/* The mm model's costs per ops-level kind: one row per kind, one column per cost. */
+static void op_costs_text(const struct pt_counters *c)
+{
+	static const char *const head[] = { "op", "ops", "failed", "pt_writes", "tlbi", "dsb", "dmb", "isb",
+					    "tables+", "tables-", "pages+", "pages-" };
+	bool any = false;
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
+		any |= c->per_op[k].ops != 0;
+	if (!any)
+		return;
+	printf("\n  model costs per op (%" PRIu64 " arch events produced by the mm model)\n", c->model_events);
+	printf("  %-10s", head[0]);
+	for (unsigned i = 1; i < sizeof(head) / sizeof(head[0]); i++)
+		printf(" %10s", head[i]);
+	printf("   tlbi by op\n");
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		const struct pt_op_costs *o = &c->per_op[k];
+		if (!o->ops)
+			continue;
+		uint64_t tlbi = 0;
+		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
+			tlbi += o->tlbi_by_op[op];
+		printf("  %-10s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		       " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "  ",
+		       pt_kind_name(k), o->ops, o->failed, o->pt_writes, tlbi, o->dsb, o->dmb, o->isb,
+		       o->tables_alloc, o->tables_freed, o->pages_alloc, o->pages_freed);
+		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
+			if (o->tlbi_by_op[op])
+				printf(" %s=%" PRIu64, pt_op_name(PT_EV_TLBI, op), o->tlbi_by_op[op]);
+		printf("\n");
+	}
+}
+
 static void counters_text(const struct pt_counters *c)
 {
 	struct table t = { .n = 0 };
@@ -114,6 +164,7 @@ static void counters_text(const struct pt_counters *c)
 	row(&t, 2, "pages allocated", c->pages_alloc);
 	row(&t, 2, "pages freed", c->pages_freed);
 	table_print(&t);
+	op_costs_text(c);
 }
 
 /* ---- JSON ---- */
@@ -151,6 +202,34 @@ static void counters_json(struct json *j, const struct pt_counters *c)
 	kv(j, "tables_freed", c->tables_freed);
 	kv(j, "pages_allocated", c->pages_alloc);
 	kv(j, "pages_freed", c->pages_freed);
+	kv(j, "model_events", c->model_events);
+	json_key(j, "per_op");
+	json_object_begin(j);
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		const struct pt_op_costs *o = &c->per_op[k];
+		if (!o->ops)
+			continue;
+		json_key(j, pt_kind_name(k));
+		json_object_begin(j);
+		kv(j, "ops", o->ops);
+		kv(j, "failed", o->failed);
+		kv(j, "pt_writes", o->pt_writes);
+		json_key(j, "tlbi_by_op");
+		json_object_begin(j);
+		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
+			if (o->tlbi_by_op[op])
+				kv(j, pt_op_name(PT_EV_TLBI, op), o->tlbi_by_op[op]);
+		json_object_end(j);
+		kv(j, "dsb", o->dsb);
+		kv(j, "dmb", o->dmb);
+		kv(j, "isb", o->isb);
+		kv(j, "tables_allocated", o->tables_alloc);
+		kv(j, "tables_freed", o->tables_freed);
+		kv(j, "pages_allocated", o->pages_alloc);
+		kv(j, "pages_freed", o->pages_freed);
+		json_object_end(j);
+	}
+	json_object_end(j);
 	json_object_end(j);
 }
 

@@ -370,6 +370,29 @@ case_import_casemate() {
 	return 0
 }
 
+case_replay_record() {
+	pf replay --record rec.ptt "$DATA/ops-bbm.ptt"
+	expect_rc 1
+	out_has '^I4 bbm at event'
+	grep -q '^cpu0 begin fault' rec.ptt || fail "the recording lacks the model's events"
+	grep -q ' touch \| mmap ' rec.ptt && fail "the recording still has ops-level events"
+	ids() { grep -o '^I[0-9]* [a-z/-]*' out | sort -u; }
+	ids >want
+	pf replay rec.ptt
+	expect_rc 1
+	ids >got
+	cmp want got || fail "the recording replays to another verdict: $(cat got)"
+	pf replay --record rec.ptt.zst "$DATA/ops-bbm.ptt"
+	pf convert rec.ptt.zst rec2.ptt
+	cmp rec.ptt rec2.ptt || fail "binary and text recordings differ"
+	expect_usage_error replay --record new.ptt "$DATA/ops-bbm.ptt" "$DATA/clean.ptt"
+	printf 'cpu0 mmap va=0x1000 len=4K\ncpu0 bogus\n' >bad.ptt
+	pf replay --record new.ptt bad.ptt
+	expect_rc 2
+	[ -e new.ptt ] && fail "a failed replay left a recording"
+	return 0
+}
+
 command -v "case_$CASE" >/dev/null 2>&1 || { echo "no test case '$CASE'" >&2; exit 1; }
 "case_$CASE"
 echo "ok [$CASE]"
