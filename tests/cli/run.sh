@@ -375,7 +375,7 @@ case_replay_record() {
 	expect_rc 1
 	out_has '^I4 bbm at event'
 	grep -q '^cpu0 begin fault' rec.ptt || fail "the recording lacks the model's events"
-	grep -q ' touch \| mmap ' rec.ptt && fail "the recording still has ops-level events"
+	grep -q '^cpu[0-9]* \(touch\|mmap\) ' rec.ptt && fail "the recording still has ops-level events"
 	ids() { grep -o '^I[0-9]* [a-z/-]*' out | sort -u; }
 	ids >want
 	pf replay rec.ptt
