@@ -33,6 +33,9 @@ static const char *const opkind_ops[] = {
 static const char *const advice_ops[] = { "dontneed", "free", "pageout", "cold", "hugepage",
 					   "nohugepage" };
 static const char *const huge_ops[] = { "set", "clear", "wrprotect", "access_flags" };
+/* sched: which scheduling points `steps` counts */
+static const char *const sched_ops[] = { "any", "read", "pt_write", "tlbi", "dsb", "dmb", "isb", "lock",
+					 "unlock", "page_alloc", "page_free", "access" };
 
 #define K(n, f, r) { n, PT_F_##f, PT_KEY_##r }
 #define END { NULL, 0, 0 }
@@ -50,7 +53,7 @@ static const struct pt_key k_alloc[] = { K("pa", PA, REQ), K("order", ORDER, OPT
 static const struct pt_key k_free[] = { K("pa", PA, REQ), K("order", ORDER, OPT), END };
 static const struct pt_key k_lock[] = { K("key", PA, REQ), K("flags", FLAGS, OPT), END };
 static const struct pt_key k_unlock[] = { K("key", PA, REQ), END };
-static const struct pt_key k_switch[] = { K("tid", TID, REQ), END };
+static const struct pt_key k_switch[] = { K("tid", TID, REQ), K("flags", FLAGS, OPT), END };
 static const struct pt_key k_migrate[] = { K("tid", TID, REQ), K("to", LEN, REQ), END };
 static const struct pt_key k_begin[] = { K("va", VA, OPT), K("len", LEN, OPT), K("asid", ASID, OPT),
 					 K("bound", LEN2, OPT), END };
@@ -120,7 +123,7 @@ static const struct pt_kind_schema schemas[PT_EV_KIND_COUNT] = {
 	[PT_EV_PAGEOUT] = { "pageout", NULL, 0, k_pageout, true },
 	[PT_EV_MAP_MEM] = { "map_mem", NULL, 0, k_map_mem, true },
 	[PT_EV_THREAD] = { "thread", NULL, 0, k_thread, true },
-	[PT_EV_SCHED] = { "sched", NULL, 0, k_sched, true },
+	[PT_EV_SCHED] = S_OPS("sched", sched_ops, k_sched, true),
 	[PT_EV_IRQ] = S_OPS("irq", opkind_ops, k_irq, true),
 	[PT_EV_HUGETLB] = S_OPS("hugetlb", huge_ops, k_hugetlb, true),
 };

@@ -45,7 +45,7 @@ enum pt_kind {
 	PT_EV_UNLOCK = 13,	/* op: lock class; pa */
 	PT_EV_IRQ_ENTER = 14,
 	PT_EV_IRQ_EXIT = 15,
-	PT_EV_SWITCH = 16,	/* context switch on this CPU to thread tid (implies __switch_to()'s dsb(ish)) */
+	PT_EV_SWITCH = 16,	/* context switch on this CPU to thread tid (implies __switch_to()'s dsb(ish)); flags */
 	PT_EV_MIGRATE = 17,	/* thread tid leaves this CPU for CPU `len` (to=) */
 	PT_EV_BEGIN = 18,	/* op: operation kind; va, len, asid: an operation (syscall, vmap, ...) starts */
 	PT_EV_END = 19,		/* the operation this CPU began returns */
@@ -66,7 +66,8 @@ enum pt_kind {
 	PT_EV_PAGEOUT = 50,	/* va, asid: reclaim the page mapped at va */
 	PT_EV_MAP_MEM = 51,	/* pa, len, va (linear-map address), flags (PT_MAP_*) */
 	PT_EV_THREAD = 52,	/* create thread tid in address space asid */
-	PT_EV_SCHED = 53,	/* schedule hint: thread tid runs on this CPU for len steps */
+	PT_EV_SCHED = 53,	/* op: what to count (enum pt_sched_on); thread tid runs `steps` (len) such scheduling
+				 * points, then stops (steps=0: until its queued ops are done) */
 	PT_EV_IRQ = 54,		/* inject an IRQ whose handler performs op (an ops-level kind) at va/len */
 	PT_EV_HUGETLB = 55,	/* op: hugetlb action; va, len (huge page size), pa, prot, asid */
 	PT_EV_KIND_COUNT
@@ -103,6 +104,11 @@ enum pt_op_kind { PT_OP_OTHER = 0, PT_OP_MMAP, PT_OP_MUNMAP, PT_OP_MREMAP, PT_OP
 enum pt_advice { PT_ADV_DONTNEED = 0, PT_ADV_FREE, PT_ADV_PAGEOUT, PT_ADV_COLD,
 		 PT_ADV_HUGEPAGE, PT_ADV_NOHUGEPAGE, PT_ADV_COUNT };
 
+/* PT_EV_SCHED: the scheduling points `steps` counts */
+enum pt_sched_on { PT_SCHED_ANY = 0, PT_SCHED_READ, PT_SCHED_PT_WRITE, PT_SCHED_TLBI, PT_SCHED_DSB,
+		   PT_SCHED_DMB, PT_SCHED_ISB, PT_SCHED_LOCK, PT_SCHED_UNLOCK, PT_SCHED_PAGE_ALLOC,
+		   PT_SCHED_PAGE_FREE, PT_SCHED_ACCESS, PT_SCHED_COUNT };
+
 /* PT_EV_HUGETLB actions */
 enum pt_hugetlb_op { PT_HUGE_SET = 0, PT_HUGE_CLEAR, PT_HUGE_WRPROTECT, PT_HUGE_ACCESS_FLAGS,
 		     PT_HUGE_OP_COUNT };
@@ -112,6 +118,7 @@ enum pt_hugetlb_op { PT_HUGE_SET = 0, PT_HUGE_CLEAR, PT_HUGE_WRPROTECT, PT_HUGE_
 #define PT_ACC_EXEC	0x2u	/* access: instruction fetch */
 #define PT_ALLOC_ZERO	0x1u	/* page_alloc: __GFP_ZERO, zeroed by the allocating CPU */
 #define PT_LOCK_WRITE	0x1u	/* lock: taken for write (mmap lock) */
+#define PT_SWITCH_NO_DSB 0x1u	/* switch: a __switch_to() without its dsb(ish) (bug variant) */
 #define PT_MAP_HUGE	0x1u	/* vmalloc/vmap/map_mem: huge mappings allowed */
 #define PT_MAP_FIXED	0x2u
 #define PT_MAP_POPULATE	0x4u

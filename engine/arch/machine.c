@@ -55,6 +55,8 @@ struct cpu {
 	uint16_t asid;
 	uint32_t tid;
 	struct pt_opctx op;
+	struct pt_opctx irq_saved[4];	/* the ops interrupted by nested IRQs */
+	unsigned irq_depth;
 };
 
 struct lock_rule {
@@ -953,11 +955,27 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK: do_lock(m, ev, true); break;
 	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
-	case PT_EV_IRQ_ENTER: break;
-	case PT_EV_IRQ_EXIT: break;
+	case PT_EV_IRQ_ENTER:
+		/* an interrupt handler runs its own operations on top of the interrupted one */
+		if (c->irq_depth < 4)
+			c->irq_saved[c->irq_depth] = c->op;
+		c->irq_depth++;
+		memset(&c->op, 0, sizeof(c->op));
+		break;
+	case PT_EV_IRQ_EXIT:
+		if (!c->irq_depth)
+			break;
+		if (c->op.open)
+			OBS(m, op_end, ev->cpu, &c->op);
+		c->irq_depth--;
+		if (c->irq_depth < 4)
+			c->op = c->irq_saved[c->irq_depth];
+		break;
 	case PT_EV_SWITCH:
-		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible */
-		dsb(m, ev->cpu, PT_BAR_ISH);
+		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker
+		 * (and its TLB maintenance complete) wherever it runs next */
+		if (!(ev->flags & PT_SWITCH_NO_DSB))
+			dsb(m, ev->cpu, PT_BAR_ISH);
 		OBS(m, barrier, ev);
 		c->tid = ev->tid;
 		break;
@@ -1055,6 +1073,12 @@ uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
 
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }
 uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu) { return m->cpu[cpu].tid; }
+
+uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu)
+{
+	const struct cpu *c = &m->cpu[cpu];
+	return c->irq_depth ? (1u << 31) | (c->irq_depth & 0x7f) << 24 | (c->tid & 0xffffff) : c->tid;
+}
 
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write)
 {

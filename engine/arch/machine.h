@@ -215,6 +215,9 @@ uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);
 /*! pt_machine_tid() : thread currently on cpu. */
 uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu);
+/*! pt_machine_context() : the execution context on cpu: its thread, or an interrupt handler
+ * running on top of it (bit 31 | depth << 24 | tid).  Barrier obligations belong to a context. */
+uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu);
 /*! pt_machine_lock_holder() : thread holding lock (class, key), or UINT32_MAX. */
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write);
 /*! pt_machine_lock_rule() : the lock (class, key) required for tables under root frame, false if none. */

@@ -78,10 +78,14 @@ static const char RULE_LOCK[] =
 
 enum kmap_state { KM_NEED_DSB = 1, KM_NEED_ISB = 2 };
 
+/* A new kernel mapping still owing barriers: the DSB is owed by the CPU whose store buffer holds
+ * the store, the ISB by the context (thread, or IRQ handler) that created it, wherever it runs. */
 struct kmap {
 	uint64_t va;
 	uint64_t desc;
 	uint64_t event;
+	uint32_t ctx;
+	uint16_t store_cpu;
 	uint8_t state;
 };
 
@@ -98,8 +102,6 @@ struct snap_leaf {
 };
 
 struct cpu_state {
-	struct kmap kmaps[MAX_KMAPS];
-	unsigned nkmaps;
 	uint64_t kinv_isb_event;	/* event+1 of a kernel TLBI completed without ISB yet */
 	struct group_ref groups[MAX_GROUPS];
 	unsigned ngroups;
@@ -113,6 +115,8 @@ struct pt_checker {
 	struct pt_violation *v;
 	unsigned n, cap;
 	const char *site;
+	struct kmap kmaps[MAX_KMAPS];
+	unsigned nkmaps;
 	struct cpu_state cpu[PT_MAX_CPUS];
 };
 
@@ -421,12 +425,11 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 	/* I6: a new valid kernel mapping starts owing DSB + ISB */
 	bool user;
-	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && frame_is_kernel_table(c, f, &user)) {
-		struct cpu_state *cs = &c->cpu[cpu];
-		if (cs->nkmaps < MAX_KMAPS) {
-			struct kmap k = { va, new, pt_machine_event_index(m), KM_NEED_DSB };
-			cs->kmaps[cs->nkmaps++] = k;
-		}
+	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && frame_is_kernel_table(c, f, &user) &&
+	    c->nkmaps < MAX_KMAPS) {
+		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
+				  KM_NEED_DSB };
+		c->kmaps[c->nkmaps++] = k;
 	}
 
 	/* I12 */
@@ -717,17 +720,19 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 {
 	struct pt_checker *c = ctx;
 	struct cpu_state *cs = &c->cpu[ev->cpu];
-	(void)m;
-	if (ev->kind == PT_EV_DSB || ev->kind == PT_EV_SWITCH) {
-		for (unsigned i = 0; i < cs->nkmaps; i++)
-			if (cs->kmaps[i].state == KM_NEED_DSB)
-				cs->kmaps[i].state = KM_NEED_ISB;
+	if (ev->kind == PT_EV_DSB || (ev->kind == PT_EV_SWITCH && !(ev->flags & PT_SWITCH_NO_DSB))) {
+		/* the DSB drains this CPU's store buffer, whichever context stored */
+		for (unsigned i = 0; i < c->nkmaps; i++)
+			if (c->kmaps[i].state == KM_NEED_DSB && c->kmaps[i].store_cpu == ev->cpu)
+				c->kmaps[i].state = KM_NEED_ISB;
 	} else if (ev->kind == PT_EV_ISB) {
+		/* the ISB is the running context's: it may run on another CPU than its stores */
+		uint32_t me = pt_machine_context(m, ev->cpu);
 		unsigned keep = 0;
-		for (unsigned i = 0; i < cs->nkmaps; i++)
-			if (cs->kmaps[i].state == KM_NEED_DSB)
-				cs->kmaps[keep++] = cs->kmaps[i];
-		cs->nkmaps = keep;
+		for (unsigned i = 0; i < c->nkmaps; i++)
+			if (!(c->kmaps[i].state == KM_NEED_ISB && c->kmaps[i].ctx == me))
+				c->kmaps[keep++] = c->kmaps[i];
+		c->nkmaps = keep;
 		cs->kinv_isb_event = 0;
 	}
 }
@@ -756,17 +761,16 @@ static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev
 	struct pt_checker *c = ctx;
 	if (!kernel_va(ev->va))
 		return;
-	for (unsigned cpu = 0; cpu < pt_machine_cpus(m); cpu++) {
-		struct cpu_state *cs = &c->cpu[cpu];
-		for (unsigned i = 0; i < cs->nkmaps; i++) {
-			const struct kmap *k = &cs->kmaps[i];
-			/* the page (or block) that the pending mapping covers */
-			if (ev->va >> PT_PAGE_SHIFT != k->va >> PT_PAGE_SHIFT)
-				continue;
-			if (cpu == ev->cpu || k->state == KM_NEED_DSB) {
-				kmap_report(c, ev->cpu, k, "used-before-barrier", "used");
-				return;
-			}
+	uint32_t me = pt_machine_context(m, ev->cpu);
+	for (unsigned i = 0; i < c->nkmaps; i++) {
+		const struct kmap *k = &c->kmaps[i];
+		/* the page (or block) that the pending mapping covers */
+		if (ev->va >> PT_PAGE_SHIFT != k->va >> PT_PAGE_SHIFT)
+			continue;
+		/* its creator must have done both barriers; anyone else needs at least the DSB */
+		if (k->ctx == me || k->state == KM_NEED_DSB) {
+			kmap_report(c, ev->cpu, k, "used-before-barrier", "used");
+			return;
 		}
 	}
 	struct cpu_state *cs = &c->cpu[ev->cpu];
@@ -863,12 +867,21 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 	struct cpu_state *cs = &c->cpu[cpu];
 	char tb[32];
 
-	/* I6: kernel mappings created by this CPU must be usable when it returns */
-	for (unsigned i = 0; i < cs->nkmaps; i++) {
-		kmap_report(c, cpu, &cs->kmaps[i], "return-before-barrier", "still pending when the operation returned,");
-		break;
+	/* I6: kernel mappings this context created must be usable when it returns */
+	uint32_t me = pt_machine_context(m, cpu);
+	unsigned keep = 0;
+	bool reported = false;
+	for (unsigned i = 0; i < c->nkmaps; i++) {
+		if (c->kmaps[i].ctx != me) {
+			c->kmaps[keep++] = c->kmaps[i];
+			continue;
+		}
+		if (!reported)
+			kmap_report(c, cpu, &c->kmaps[i], "return-before-barrier",
+				    "still pending when the operation returned,");
+		reported = true;
 	}
-	cs->nkmaps = 0;
+	c->nkmaps = keep;
 	if (cs->kinv_isb_event) {
 		report(c, PT_I6, cpu, "kernel-inval-no-isb", RULE_KINV_ISB, 0, 0, 0, 0, NULL,
 		       "%s returned after a kernel TLB invalidation completed at event %llu without an ISB",

@@ -24,18 +24,38 @@ static const char RULE_CONTRACT[] =
 
 struct mm_thread *mm_thread_of(struct mm_model *mm, const struct pt_event *ev)
 {
-	return &mm->thread[ev->cpu];
+	return mm->on_cpu[ev->cpu] ? mm->on_cpu[ev->cpu] : &mm->thread[ev->cpu];
+}
+
+static unsigned sched_on(unsigned kind)
+{
+	switch (kind) {
+	case PT_EV_PT_WRITE: return PT_SCHED_PT_WRITE;
+	case PT_EV_TLBI: return PT_SCHED_TLBI;
+	case PT_EV_DSB: return PT_SCHED_DSB;
+	case PT_EV_DMB: return PT_SCHED_DMB;
+	case PT_EV_ISB: return PT_SCHED_ISB;
+	case PT_EV_LOCK: return PT_SCHED_LOCK;
+	case PT_EV_UNLOCK: return PT_SCHED_UNLOCK;
+	case PT_EV_PAGE_ALLOC: return PT_SCHED_PAGE_ALLOC;
+	case PT_EV_PAGE_FREE: return PT_SCHED_PAGE_FREE;
+	case PT_EV_ACCESS: return PT_SCHED_ACCESS;
+	default: return PT_SCHED_ANY;
+	}
 }
 
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
 {
+	/* every shared access is a scheduling point; begin/end only bracket */
+	if (ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_END)
+		mm_sched_point(mm, t, sched_on(ev->kind));
 	ev->cpu = (uint16_t)t->cpu;
 	mm->sink.emit(mm->sink.ctx, ev);
 }
 
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 {
-	(void)t;
+	mm_sched_point(mm, t, PT_SCHED_READ);
 	uint32_t f = pt_machine_lookup(mm->m, entry_pa);
 	if (f == PT_NO_FRAME)
 		return 0;
@@ -83,6 +103,7 @@ void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t
 
 void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
 {
+	mm_wait_lock(mm, t, cls, key, write);
 	struct pt_event ev = { .kind = PT_EV_LOCK, .op = (uint8_t)cls, .pa = key, .flags = write ? PT_LOCK_WRITE : 0 };
 	mm_emit(mm, t, &ev);
 }
@@ -666,9 +687,13 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 	for (unsigned i = 0; i < mm->ncpus; i++) {
 		mm->thread[i].tid = i;
 		mm->thread[i].cpu = i;
+		mm->thread[i].budget = UINT64_MAX;
+		mm->on_cpu[i] = &mm->thread[i];
+		mm->cpu_tid[i] = i;
 	}
 	hmap_init(&mm->kernel.ref, 10);
 	hmap_init(&mm->deposit, 6);
+	mm_sched_init(mm);
 	mm->kernel.kernel = true;
 	mm->next_anon_id = 1;
 	return mm;
@@ -678,6 +703,7 @@ void mm_model_free(struct mm_model *mm)
 {
 	if (!mm)
 		return;
+	mm_sched_free(mm);
 	for (uint32_t i = 0; i < mm->nspace; i++) {
 		hmap_destroy(&mm->space[i]->ref);
 		free(mm->space[i]->vma);

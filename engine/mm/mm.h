@@ -36,6 +36,14 @@ void mm_model_free(struct mm_model *mm);
  */
 int mm_model_op(struct mm_model *mm, const struct pt_event *ev);
 
+/*!
+ * mm_model_migrate() : `migrate tid=T to=M` of a model thread: switch it out of its CPU
+ * (__switch_to) and move it.  @return : false if T is not a model thread (an arch event).
+ */
+bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev);
+/*! mm_model_finish() : end of trace: run every thread's queued ops to completion (round robin). */
+void mm_model_finish(struct mm_model *mm);
+
 /*! mm_model_hash() : hash of the model's own state (VMAs, reference maps, allocator). */
 uint64_t mm_model_hash(const struct mm_model *mm);
 

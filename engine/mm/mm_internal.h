@@ -106,9 +106,22 @@ struct mm_space {
 	struct hmap ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 };
 
+struct coro;
+
 struct mm_thread {
 	uint32_t tid;
 	unsigned cpu;
+	/* concurrency (sched.c): a thread created by a `thread` event runs its queued ops on its
+	 * own stack, suspended at every scheduling point (the mm_* primitives) */
+	bool scheduled;
+	struct coro *co;
+	struct pt_event *queue;		/* ops-level events waiting to run */
+	uint32_t qhead, qn, qcap;
+	uint64_t budget;		/* scheduling points left in this slice (UINT64_MAX: unlimited) */
+	unsigned budget_on;		/* enum pt_sched_on: which points count */
+	bool blocked;			/* waiting for a lock */
+	bool busy;			/* in the middle of an op */
+	uint64_t steps_total;		/* scheduling points passed, ever */
 	bool lazy_mmu;			/* TIF_LAZY_MMU */
 	bool lazy_pending;		/* TIF_LAZY_MMU_PENDING */
 	unsigned irq_depth;		/* in_interrupt() */
@@ -117,12 +130,21 @@ struct mm_thread {
 	const char *site;		/* the routine running (signatures) */
 };
 
+#define MM_MAX_THREADS 64
+#define MM_IDLE_TID 0x7fffffffu
+
 struct mm_model {
 	struct pt_machine *m;
 	struct pt_checker *c;
 	struct mm_sink sink;
 	unsigned ncpus;
-	struct mm_thread thread[PT_MAX_CPUS];	/* one per CPU until threads are scheduled */
+	struct mm_thread thread[PT_MAX_CPUS];	/* the implicit thread of each CPU (tid = cpu) */
+	struct mm_thread *extra[MM_MAX_THREADS];	/* threads created by `thread` events beyond those */
+	unsigned nextra;
+	struct mm_thread *on_cpu[PT_MAX_CPUS];	/* the thread ops-level events of a CPU go to */
+	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
+	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
+	struct coro *main_co;
 	struct mm_space kernel;
 	struct mm_space **space;		/* user spaces, by index */
 	uint32_t nspace;
@@ -144,6 +166,13 @@ struct mm_model {
 /*! mm_thread_of() : the thread that runs ev (one per CPU for now). */
 struct mm_thread *mm_thread_of(struct mm_model *mm, const struct pt_event *ev);
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev);
+/*! mm_sched_point() : a scheduling point of kind `on` (sched.c): the thread may be suspended here. */
+void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
+/*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */
+void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
+int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+void mm_sched_init(struct mm_model *mm);
+void mm_sched_free(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
 /* WRITE_ONCE of a page-table entry */

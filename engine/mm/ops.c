@@ -32,7 +32,7 @@ static const struct op_desc *op_for(unsigned kind)
 	return kind < PT_EV_KIND_COUNT && ops[kind].fn ? &ops[kind] : NULL;
 }
 
-static int run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev, const struct op_desc *d)
+static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev, const struct op_desc *d)
 {
 	uint64_t pages = (ev->len + ev->len2) >> PAGE_SHIFT;
 	t->steps = 0;
@@ -56,13 +56,13 @@ static int run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	return rc;
 }
 
-int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+int mm_sched_event(struct mm_model *mm, const struct pt_event *ev);
+int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+
+/* Run one ops-level event in thread t, now (on t's own stack if it is scheduled). */
+int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_thread *t = mm_thread_of(mm, ev);
 	switch (ev->kind) {
-	case PT_EV_THREAD:
-	case PT_EV_SCHED:
-		return 0;	/* one thread per CPU, run to completion (concurrency: next issue) */
 	case PT_EV_IRQ: {
 		/* an interrupt whose handler performs an ops-level action in interrupt context */
 		static const unsigned kind_of[PT_OP_KIND_COUNT] = {
@@ -79,7 +79,7 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 		struct pt_event inner = *ev;
 		inner.kind = (uint8_t)k;
 		inner.op = 0;
-		int rc = run_op(mm, t, &inner, d);
+		int rc = run_desc(mm, t, &inner, d);
 		t->irq_depth--;
 		struct pt_event out = { .kind = PT_EV_IRQ_EXIT };
 		mm_emit(mm, t, &out);
@@ -91,5 +91,16 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 	const struct op_desc *d = op_for(ev->kind);
 	if (!d)
 		return EINVAL;
-	return run_op(mm, t, ev, d);
+	return run_desc(mm, t, ev, d);
+}
+
+int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+{
+	struct mm_thread *t = mm_thread_of(mm, ev);
+	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
+		return mm_sched_event(mm, ev);
+	/* an interrupt arrives now, on top of whatever the CPU's thread is doing */
+	if (t->scheduled && ev->kind != PT_EV_IRQ)
+		return mm_queue_op(mm, t, ev);
+	return mm_run_op(mm, t, ev);
 }

@@ -130,6 +130,8 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		if (mm_model_op(s->mm, ev))
 			s->op->failed++;
 		s->op = NULL;
+	} else if (ev->kind == PT_EV_MIGRATE && mm_model_migrate(s->mm, ev)) {
+		count(s, ev);	/* a model thread moves: the model switches it out of its CPU */
 	} else {
 		count(s, ev);
 		if (ev->kind == PT_EV_PAGE_FREE)
@@ -157,8 +159,10 @@ void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct
 unsigned pt_session_finish(struct pt_session *s)
 {
 	unsigned before = pt_checker_count(s->c);
-	if (!s->finished)
+	if (!s->finished) {
+		mm_model_finish(s->mm);	/* queued ops of scheduled threads run to completion */
 		pt_machine_finish(s->m);
+	}
 	s->finished = true;
 	return pt_checker_count(s->c) - before;
 }

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * sched.c - deterministic interleaving of model threads.
+ *
+ * A `cpuN thread tid=T` event makes T a scheduled thread on CPU N: the
+ * ops-level events that follow for CPU N are queued to it instead of running
+ * at once.  T runs its queue on its own stack (coro.h) and is suspended at
+ * every scheduling point: each shared page-table read, and each arch event
+ * it emits (store, TLBI, barrier, lock, page alloc/free, access).  A
+ * `sched [KIND] tid=T steps=K` event resumes T until it has passed K
+ * scheduling points of KIND (any kind if omitted; K=0: until its queue is
+ * empty); it stops right after the K-th.  The schedule is therefore part of
+ * the trace, and every run of it is the same.
+ *
+ * Switching a thread in on a CPU emits `switch` (__switch_to(): dsb(ish)
+ * unless the switch-to-no-dsb variant); `migrate` switches it out of its CPU
+ * so that it resumes elsewhere.  A lock held by another thread makes a
+ * thread wait: it yields, and resumes only when the lock is free, so a
+ * schedule cannot break mutual exclusion.  At the end of the trace every
+ * queued op runs to completion, threads taking turns in tid order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coro.h"
+#include "mm_internal.h"
+
+#define STACK_SIZE (256u << 10)
+#define DRAIN_SLICE 64
+
+static struct mm_thread *find_thread(struct mm_model *mm, uint32_t tid)
+{
+	if (tid < mm->ncpus)
+		return &mm->thread[tid];
+	for (unsigned i = 0; i < mm->nextra; i++)
+		if (mm->extra[i]->tid == tid)
+			return mm->extra[i];
+	return NULL;
+}
+
+static void yield(struct mm_model *mm, struct mm_thread *t)
+{
+	mm->running = NULL;
+	coro_switch(t->co, mm->main_co);
+	mm->running = t;
+}
+
+struct thread_boot {
+	struct mm_model *mm;
+	struct mm_thread *t;
+};
+
+/* The body of a scheduled thread: run what is queued, then wait for more. */
+static void thread_body(void *arg)
+{
+	struct thread_boot *b = arg;
+	struct mm_model *mm = b->mm;
+	struct mm_thread *t = b->t;
+	free(b);
+	for (;;) {
+		while (t->qhead < t->qn) {
+			struct pt_event ev = t->queue[t->qhead++];
+			t->busy = true;
+			mm_run_op(mm, t, &ev);
+			t->busy = false;
+		}
+		t->qhead = t->qn = 0;
+		yield(mm, t);
+	}
+}
+
+static void start_thread(struct mm_model *mm, struct mm_thread *t)
+{
+	struct thread_boot *b = malloc(sizeof(*b));
+	t->co = malloc(sizeof(*t->co));
+	if (!b || !t->co)
+		abort();
+	b->mm = mm;
+	b->t = t;
+	coro_init(t->co, STACK_SIZE, thread_body, b);
+	t->scheduled = true;
+	t->budget = 0;
+}
+
+/* __switch_to() on t's CPU when t is not the thread the machine last saw there. */
+static void switch_in(struct mm_model *mm, struct mm_thread *t)
+{
+	if (mm->cpu_tid[t->cpu] == t->tid)
+		return;
+	struct pt_event ev = { .kind = PT_EV_SWITCH, .cpu = (uint16_t)t->cpu, .tid = t->tid };
+	if (mm_variant(mm, MMV_SWITCH_TO_NO_DSB))
+		ev.flags = PT_SWITCH_NO_DSB;
+	mm->sink.emit(mm->sink.ctx, &ev);
+	mm->cpu_tid[t->cpu] = t->tid;
+}
+
+static bool has_work(const struct mm_thread *t)
+{
+	return t->busy || t->qhead < t->qn;
+}
+
+/* Resume t for one slice; returns the number of scheduling points it passed. */
+static uint64_t run_slice(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t steps)
+{
+	if (!has_work(t))
+		return 0;
+	switch_in(mm, t);
+	t->budget_on = on;
+	t->budget = steps ? steps : UINT64_MAX;
+	uint64_t before = t->steps_total;
+	mm->running = t;
+	coro_switch(mm->main_co, t->co);
+	mm->running = NULL;
+	return t->steps_total - before;
+}
+
+void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
+{
+	if (mm->running != t)
+		return;		/* not on its own stack: an op run to completion, or an IRQ */
+	while (t->budget == 0)
+		yield(mm, t);
+	t->steps_total++;
+	if (t->budget != UINT64_MAX && (t->budget_on == PT_SCHED_ANY || t->budget_on == on))
+		t->budget--;
+}
+
+void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+{
+	for (;;) {
+		bool held_w = false;
+		uint32_t holder = pt_machine_lock_holder(mm->m, cls, key, &held_w);
+		if (holder == UINT32_MAX || holder == t->tid)
+			return;
+		bool shared = cls == PT_LOCK_MMAP && !write && !held_w;
+		if (shared || mm->running != t)
+			return;	/* readers share; outside a schedule nobody could release it */
+		t->blocked = true;
+		yield(mm, t);
+		t->blocked = false;
+	}
+}
+
+int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	(void)mm;
+	if (t->qn == t->qcap) {
+		t->qcap = t->qcap ? t->qcap * 2 : 16;
+		t->queue = realloc(t->queue, t->qcap * sizeof(*t->queue));
+		if (!t->queue)
+			abort();
+	}
+	t->queue[t->qn] = *ev;
+	t->queue[t->qn].text = NULL;
+	t->qn++;
+	return 0;
+}
+
+int mm_sched_event(struct mm_model *mm, const struct pt_event *ev)
+{
+	if (ev->kind == PT_EV_THREAD) {
+		struct mm_thread *t = find_thread(mm, ev->tid);
+		if (!t) {
+			if (mm->nextra == MM_MAX_THREADS || ev->tid == MM_IDLE_TID)
+				return EINVAL;
+			t = calloc(1, sizeof(*t));
+			if (!t)
+				abort();
+			t->tid = ev->tid;
+			mm->extra[mm->nextra++] = t;
+		}
+		if (t->scheduled)
+			return EEXIST;
+		t->cpu = ev->cpu;
+		mm->on_cpu[ev->cpu] = t;
+		start_thread(mm, t);
+		return 0;
+	}
+	/* PT_EV_SCHED */
+	struct mm_thread *t = find_thread(mm, ev->tid);
+	if (!t || !t->scheduled)
+		return EINVAL;
+	run_slice(mm, t, ev->op, ev->len);
+	return 0;
+}
+
+bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev)
+{
+	struct mm_thread *t = find_thread(mm, ev->tid);
+	if (!t || !t->scheduled || ev->len >= mm->ncpus)
+		return false;
+	/* switched out where it ran: __switch_to() completes its stores and TLB maintenance there */
+	if (mm->cpu_tid[t->cpu] == t->tid) {
+		struct pt_event out = { .kind = PT_EV_SWITCH, .cpu = (uint16_t)t->cpu, .tid = MM_IDLE_TID };
+		if (mm_variant(mm, MMV_SWITCH_TO_NO_DSB))
+			out.flags = PT_SWITCH_NO_DSB;
+		mm->sink.emit(mm->sink.ctx, &out);
+		mm->cpu_tid[t->cpu] = MM_IDLE_TID;
+	}
+	if (mm->on_cpu[t->cpu] == t)
+		mm->on_cpu[t->cpu] = &mm->thread[t->cpu];
+	t->cpu = (unsigned)ev->len;
+	mm->on_cpu[t->cpu] = t;
+	return true;
+}
+
+static void for_each_thread(struct mm_model *mm, void (*fn)(struct mm_model *, struct mm_thread *, void *),
+			    void *ctx)
+{
+	for (unsigned i = 0; i < mm->ncpus; i++)
+		fn(mm, &mm->thread[i], ctx);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		fn(mm, mm->extra[i], ctx);
+}
+
+struct drain { uint64_t progress; bool work; };
+
+static void drain_one(struct mm_model *mm, struct mm_thread *t, void *ctx)
+{
+	struct drain *d = ctx;
+	if (!t->scheduled || !has_work(t))
+		return;
+	d->work = true;
+	d->progress += run_slice(mm, t, PT_SCHED_ANY, DRAIN_SLICE);
+}
+
+void mm_model_finish(struct mm_model *mm)
+{
+	for (;;) {
+		struct drain d = { 0, false };
+		for_each_thread(mm, drain_one, &d);
+		if (!d.work)
+			return;
+		if (!d.progress) {
+			/* every thread with work waits for a lock another one holds */
+			pt_checker_report(mm->c, PT_I11, "deadlock",
+					  "A page-table routine makes progress: every remaining thread waits for a lock "
+					  "another one holds.",
+					  0, 0, 0, 0, NULL, "the threads left at the end of the trace deadlock on locks");
+			return;
+		}
+	}
+}
+
+static void free_thread(struct mm_model *mm, struct mm_thread *t, void *ctx)
+{
+	(void)mm;
+	(void)ctx;
+	if (t->co) {
+		coro_free(t->co);
+		free(t->co);
+	}
+	free(t->queue);
+}
+
+void mm_sched_free(struct mm_model *mm)
+{
+	for_each_thread(mm, free_thread, NULL);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		free(mm->extra[i]);
+	if (mm->main_co)
+		free(mm->main_co);
+}
+
+void mm_sched_init(struct mm_model *mm)
+{
+	mm->main_co = malloc(sizeof(*mm->main_co));
+	if (!mm->main_co)
+		abort();
+	coro_main(mm->main_co);
+}
