@@ -4,6 +4,8 @@ add_executable(test_engine ${CMAKE_CURRENT_SOURCE_DIR}/test_engine.c)
 target_link_libraries(test_engine PRIVATE ptreplay pttrace PkgConfig::CMOCKA)
 add_test(NAME engine_invariant_corpus
          COMMAND test_engine ${PROJECT_SOURCE_DIR}/corpus/regressions/arch)
+add_test(NAME variants_reproducers
+         COMMAND test_engine ${PROJECT_SOURCE_DIR}/corpus/regressions/variants)
 add_executable(test_hmap ${CMAKE_CURRENT_SOURCE_DIR}/test_hmap.c)
 target_link_libraries(test_hmap PRIVATE ptarch PkgConfig::CMOCKA)
 add_test(NAME engine_hmap COMMAND test_hmap)

@@ -55,6 +55,12 @@ int cmd_replay(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_import_casemate(int argc, char **argv);
+int cmd_variants(int argc, char **argv);
+void help_variants(FILE *f);
+
+#define MAX_VARIANTS 8
+/*! cli_variant_arg() : add --variant NAME to list (n so far); a usage error (2) if unknown, 0 ok. */
+int cli_variant_arg(const char *cmd, const char **list, unsigned *n, const char *name);
 void help_replay(FILE *f);
 void help_stats(FILE *f);
 void help_convert(FILE *f);
@@ -62,14 +68,18 @@ void help_import_casemate(FILE *f);
 
 /* ---- cmd_replay.c: one file through a session ---- */
 
-#define CTX_BEFORE 5u	/* events shown before the violating one */
+#define CTX_BEFORE 5u	/* trace events shown before the violating one */
+#define ACTX_BEFORE 23u	/* arch events shown before the violating one (the interleaving) */
+#define CTX_MAX (ACTX_BEFORE + 1)
 
-/* The trace around one violation, captured when it was found. */
+/* The events around one violation, captured when it was found. */
 struct vctx {
 	unsigned n;
-	uint64_t index[CTX_BEFORE + 1];
-	unsigned cpu[CTX_BEFORE + 1];
-	char *line[CTX_BEFORE + 1];	/* pt_event_format_text() */
+	uint64_t mark;			/* the index of the violating event (marked >) */
+	const char *title;
+	uint64_t index[CTX_MAX];
+	unsigned cpu[CTX_MAX];
+	char *line[CTX_MAX];		/* pt_event_format_text() */
 };
 
 struct replay_run {
@@ -78,6 +88,7 @@ struct replay_run {
 	bool context;			/* capture struct vctx per violation */
 	bool progress;			/* progress on stderr (a terminal) */
 	const char *record;		/* --record OUT: write the arch-level events run, or NULL */
+	const char *const *variants;	/* --variant NAMEs (validated), NULL-terminated, or NULL */
 	struct pt_writer *rec;
 	bool rec_failed;
 	struct pt_error rec_err;
@@ -87,6 +98,7 @@ struct replay_run {
 	struct pt_error err;
 	struct pt_session *s;		/* NULL when the file could not be opened */
 	struct vctx *ctx;		/* [pt_session_nviolations()] when context */
+	struct vctx *actx;		/* the arch-level interleaving, when the mm model produced events */
 	unsigned nctx, ctx_cap;
 };
 
@@ -129,7 +141,7 @@ void json_end(struct json *j);
 /* ---- report.c: how a violation reads ---- */
 
 /*! report_text() : the readable report of v (ctx may be NULL). */
-void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx);
+void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx, const struct vctx *actx);
 /*! report_json() : v as one JSON object. */
 void report_json(struct json *j, const struct pt_violation *v);
 

@@ -39,6 +39,73 @@ static void ring_put(uint64_t index, const struct pt_event *ev)
 	}
 }
 
+/* The last ARING arch-level events the machine ran, model events included. */
+#define ARING 64u
+static struct ring_slot aring[ARING];
+static uint64_t aring_n;
+
+static void context_tap(struct replay_run *run, const struct pt_event *ev)
+{
+	(void)run;
+	struct ring_slot *slot = &aring[aring_n++ % ARING];
+	slot->ev = *ev;
+	slot->ev.text = NULL;
+	if (ev->kind == PT_EV_COMMENT)
+		slot->ev.text = "";
+}
+
+/* Grow run's context arrays to hold one more. */
+static void ctx_grow(struct replay_run *run)
+{
+	if (run->nctx == run->ctx_cap) {
+		unsigned cap = run->ctx_cap ? 2 * run->ctx_cap : 8;
+		struct vctx *c = realloc(run->ctx, cap * sizeof(*c));
+		struct vctx *a = c ? realloc(run->actx, cap * sizeof(*a)) : NULL;
+		if (!c || !a) {
+			perror("ptfuzz");
+			exit(EXIT_BAD);
+		}
+		run->ctx = c;
+		run->actx = a;
+		run->ctx_cap = cap;
+	}
+}
+
+static void ctx_line(struct vctx *c, uint64_t index, const struct pt_event *ev)
+{
+	char buf[PT_MAX_LINE + 256];
+	pt_event_format_text(ev, buf, sizeof(buf));
+	c->index[c->n] = index;
+	c->cpu[c->n] = ev->cpu;
+	c->line[c->n] = strdup(buf);
+	if (!c->line[c->n]) {
+		perror("ptfuzz");
+		exit(EXIT_BAD);
+	}
+	c->n++;
+}
+
+/* The interleaving of arch events up to the violating one, when the model produced some:
+ * that is where a race shows (one column per CPU, time downwards). */
+static void capture_arch(struct replay_run *run, struct vctx *c, const struct pt_violation *v)
+{
+	memset(c, 0, sizeof(*c));
+	if (!pt_session_counters(run->s)->model_events)
+		return;
+	c->title = "interleaving (arch events, those of the mm model included; arch event index)";
+	c->mark = v->arch_event;
+	uint64_t hi = v->arch_event < aring_n ? v->arch_event + 1 : aring_n;
+	uint64_t lo = hi > ACTX_BEFORE + 1 ? hi - (ACTX_BEFORE + 1) : 0;
+	if (aring_n > ARING && lo < aring_n - ARING)
+		lo = aring_n - ARING;
+	for (uint64_t i = lo; i < hi; i++) {
+		const struct pt_event *ev = &aring[i % ARING].ev;
+		if (ev->kind == PT_EV_COMMENT || ev->kind == PT_EV_DMB)
+			continue;
+		ctx_line(c, i, ev);
+	}
+}
+
 /*
  * Capture the events around v: the violating event and the CTX_BEFORE
  * before it, or the last CTX_BEFORE events when v points past the end (an
@@ -47,36 +114,19 @@ static void ring_put(uint64_t index, const struct pt_event *ev)
 static void capture(struct replay_run *run, uint64_t fed, const struct pt_violation *v)
 {
 	struct vctx *c;
-	char buf[PT_MAX_LINE + 256];
 	uint64_t hi = v->event < fed ? v->event + 1 : fed;
 	uint64_t want = v->event < fed ? CTX_BEFORE + 1 : CTX_BEFORE;
 	uint64_t lo = hi > want ? hi - want : 0;
 
 	if (fed > RING && lo < fed - RING)
 		lo = fed - RING;
-	if (run->nctx == run->ctx_cap) {
-		unsigned cap = run->ctx_cap ? 2 * run->ctx_cap : 8;
-		c = realloc(run->ctx, cap * sizeof(*c));
-		if (!c) {
-			perror("ptfuzz");
-			exit(EXIT_BAD);
-		}
-		run->ctx = c;
-		run->ctx_cap = cap;
-	}
+	ctx_grow(run);
+	capture_arch(run, &run->actx[run->nctx], v);
 	c = &run->ctx[run->nctx++];
-	c->n = 0;
-	for (uint64_t i = lo; i < hi; i++) {
-		pt_event_format_text(&ring[i % RING].ev, buf, sizeof(buf));
-		c->index[c->n] = i;
-		c->cpu[c->n] = ring[i % RING].ev.cpu;
-		c->line[c->n] = strdup(buf);
-		if (!c->line[c->n]) {
-			perror("ptfuzz");
-			exit(EXIT_BAD);
-		}
-		c->n++;
-	}
+	memset(c, 0, sizeof(*c));
+	c->mark = v->event;
+	for (uint64_t i = lo; i < hi; i++)
+		ctx_line(c, i, &ring[i % RING].ev);
 }
 
 static void capture_new(struct replay_run *run)
@@ -107,7 +157,9 @@ static void progress_show(const struct replay_run *run, double start)
 static void record_tap(void *ctx, const struct pt_event *ev)
 {
 	struct replay_run *run = ctx;
-	if (!run->rec_failed && pt_writer_put(run->rec, ev, &run->rec_err) < 0)
+	if (run->context)
+		context_tap(run, ev);
+	if (run->rec && !run->rec_failed && pt_writer_put(run->rec, ev, &run->rec_err) < 0)
 		run->rec_failed = true;
 }
 
@@ -122,7 +174,8 @@ static void record_model_verdicts(struct replay_run *run, unsigned before)
 			continue;
 		snprintf(text, sizeof(text), "model verdict: %s: %s", v->signature, v->what);
 		struct pt_event c = { .kind = PT_EV_COMMENT, .text = text };
-		record_tap(run, &c);
+		if (!run->rec_failed && pt_writer_put(run->rec, &c, &run->rec_err) < 0)
+			run->rec_failed = true;
 	}
 }
 
@@ -141,6 +194,8 @@ void replay_file(struct replay_run *run)
 		return;
 	}
 	run->s = pt_session_new(pt_reader_header(r));
+	for (unsigned i = 0; run->s && run->variants && run->variants[i]; i++)
+		pt_session_set_variant(run->s, run->variants[i]);	/* names were checked at parse time */
 	if (!run->s) {
 		const struct pt_header *h = pt_reader_header(r);
 		pt_error_set(&run->err, PT_ERR_HEADER,
@@ -159,8 +214,10 @@ void replay_file(struct replay_run *run)
 			pt_reader_close(r);
 			return;
 		}
-		pt_session_set_tap(run->s, record_tap, run);
 	}
+	aring_n = 0;
+	if (run->record || run->context)
+		pt_session_set_tap(run->s, record_tap, run);
 	while ((rc = pt_reader_next(r, &ev, &run->err)) > 0) {
 		if (run->context)
 			ring_put(run->events, &ev);
@@ -198,11 +255,16 @@ void replay_file(struct replay_run *run)
 
 void replay_run_free(struct replay_run *run)
 {
-	for (unsigned i = 0; i < run->nctx; i++)
+	for (unsigned i = 0; i < run->nctx; i++) {
 		for (unsigned k = 0; k < run->ctx[i].n; k++)
 			free(run->ctx[i].line[k]);
+		for (unsigned k = 0; k < run->actx[i].n; k++)
+			free(run->actx[i].line[k]);
+	}
 	free(run->ctx);
+	free(run->actx);
 	run->ctx = NULL;
+	run->actx = NULL;
 	run->nctx = run->ctx_cap = 0;
 	if (run->s)
 		pt_session_free(run->s);
@@ -232,7 +294,7 @@ static void violation_counts(const struct pt_session *s, char *buf, size_t size)
 
 void help_replay(FILE *f)
 {
-	fputs("usage: ptfuzz replay [--json] [--quiet] [--record OUT] FILE...\n"
+	fputs("usage: ptfuzz replay [--json] [--quiet] [--variant NAME]... [--record OUT] FILE...\n"
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
 	      "bytes; - reads standard input) against the arm64 machine model and report\n"
@@ -251,6 +313,8 @@ void help_replay(FILE *f)
 	      "                \"va\", \"pa\", \"old\", \"new\", \"what\", \"rule\", \"stale\"}]}],\n"
 	      "                \"violations\": total}\n"
 	      "  -q, --quiet   summary lines only: no reports, no progress\n"
+	      "  --variant NAME  run the mm model as a bug variant or baseline (ptfuzz\n"
+	      "                variants lists them); may be repeated\n"
 	      "  --record OUT  write the arch-level trace that ran (the trace's arch\n"
 	      "                events and those the mm model produced for its ops-level\n"
 	      "                events) to OUT (.zst: binary); it replays to the same\n"
@@ -291,7 +355,8 @@ static void file_text(const struct replay_run *run, bool quiet)
 		return;
 	for (unsigned i = 0; i < pt_session_nviolations(run->s); i++) {
 		fputc('\n', stdout);
-		report_text(stdout, pt_session_violation(run->s, i), i < run->nctx ? &run->ctx[i] : NULL);
+		report_text(stdout, pt_session_violation(run->s, i), i < run->nctx ? &run->ctx[i] : NULL,
+			    i < run->nctx ? &run->actx[i] : NULL);
 	}
 	if (pt_session_nviolations(run->s))
 		fputc('\n', stdout);
@@ -330,11 +395,14 @@ int cmd_replay(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "record", required_argument, NULL, 'r' },
+		{ "variant", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool as_json = false, quiet = false;
 	const char *record = NULL;
+	const char *variants[MAX_VARIANTS + 1] = { NULL };
+	unsigned nvariants = 0;
 	uint64_t total = 0;
 	int status = EXIT_CLEAN, c;
 	struct json j;
@@ -344,6 +412,10 @@ int cmd_replay(int argc, char **argv)
 		case 'j': as_json = true; break;
 		case 'q': quiet = true; break;
 		case 'r': record = optarg; break;
+		case 'v':
+			if (cli_variant_arg("replay", variants, &nvariants, optarg))
+				return EXIT_BAD;
+			break;
 		case 'h': help_replay(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -365,6 +437,7 @@ int cmd_replay(int argc, char **argv)
 			.context = !as_json && !quiet,
 			.progress = !quiet && isatty(STDERR_FILENO),
 			.record = record,
+			.variants = variants,
 		};
 
 		replay_file(&run);

@@ -12,18 +12,19 @@
 
 void help_stats(FILE *f)
 {
-	fputs("usage: ptfuzz stats [--json] FILE...\n"
+	fputs("usage: ptfuzz stats [--json] [--variant NAME]... FILE...\n"
 	      "\n"
 	      "Replay traces (- reads standard input) and print what they cost: events\n"
 	      "by kind, TLBIs by operation, DSBs by domain, DMBs, ISBs, page-table\n"
-	      "writes, tables and pages allocated and freed.  With several files, a\n"
-	      "total follows.\n"
+	      "writes, tables and pages allocated and freed; for ops-level events, the\n"
+	      "mm model's costs per op kind.  With several files, a total follows.\n"
 	      "\n"
 	      "options:\n"
 	      "  --json        one JSON document: {\"files\": [{\"file\", \"events\", \"state\",\n"
 	      "                \"error\", \"violations\", \"counters\": {...}}], \"total\": {...}};\n"
 	      "                the counters list every kind, TLBI op and DSB domain,\n"
 	      "                zero or not\n"
+	      "  --variant NAME  run the mm model as a variant (ptfuzz variants)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "exit status: 0 no violation, 1 violations found (see ptfuzz replay),\n"
@@ -250,9 +251,12 @@ int cmd_stats(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "variant", required_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *variants[MAX_VARIANTS + 1] = { NULL };
+	unsigned nvariants = 0;
 	struct pt_counters total;
 	unsigned nread = 0;
 	bool as_json = false;
@@ -262,6 +266,10 @@ int cmd_stats(int argc, char **argv)
 	while ((c = cli_getopt("stats", argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 'j': as_json = true; break;
+		case 'v':
+			if (cli_variant_arg("stats", variants, &nvariants, optarg))
+				return EXIT_BAD;
+			break;
 		case 'h': help_stats(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -277,7 +285,7 @@ int cmd_stats(int argc, char **argv)
 		json_array_begin(&j);
 	}
 	for (int i = optind; i < argc; i++) {
-		struct replay_run run = { .path = argv[i], .progress = isatty(STDERR_FILENO) };
+		struct replay_run run = { .path = argv[i], .progress = isatty(STDERR_FILENO), .variants = variants };
 
 		replay_file(&run);
 		if (as_json) {

@@ -26,12 +26,14 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "replay", "replay [--json] [--quiet] FILE...", "replay traces, report invariant violations",
-	  cmd_replay, help_replay },
+	{ "replay", "replay [--json] [--quiet] [--variant V] [--record OUT] FILE...",
+	  "replay traces, report invariant violations", cmd_replay, help_replay },
 	{ "convert", "convert [--binary|--text] IN OUT", "text .ptt <-> binary .ptt.zst, losslessly",
 	  cmd_convert, help_convert },
-	{ "stats", "stats [--json] FILE...", "events by kind, TLBIs, barriers, table writes",
+	{ "stats", "stats [--json] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
 	  cmd_stats, help_stats },
+	{ "variants", "variants [--json]", "the patched default, the bug variants and the baselines",
+	  cmd_variants, help_variants },
 #ifdef PTFUZZ_HAVE_CASEMATE
 	{ "import-casemate", "import-casemate LOG -o OUT", "a Casemate trace log -> ptfuzz trace",
 	  cmd_import_casemate, help_import_casemate },

@@ -56,10 +56,10 @@ static const char *without_cpu(const char *line)
  * they come from several CPUs, each CPU gets a column, time downwards, the
  * way races are drawn in kernel commit messages.
  */
-static void context_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx)
+static void context_text(FILE *f, const struct vctx *ctx)
 {
 	int width[64] = { 0 }, ncols = 0;
-	unsigned col[CTX_BEFORE + 1];
+	unsigned col[CTX_MAX];
 	uint64_t cpus = 0;
 	bool seen = false;
 
@@ -77,7 +77,7 @@ static void context_text(FILE *f, const struct pt_violation *v, const struct vct
 	ncols = __builtin_popcountll(cpus);
 
 	int w = (int)digits(ctx->index[ctx->n - 1]);
-	fputs("  trace:\n", f);
+	fprintf(f, "  %s:\n", ctx->title ? ctx->title : "trace");
 	if (ncols > 1) {
 		fprintf(f, "%*s", w + 6, "");
 		for (int c = 0; cpus; c++, cpus &= cpus - 1) {
@@ -89,7 +89,7 @@ static void context_text(FILE *f, const struct pt_violation *v, const struct vct
 		}
 	}
 	for (unsigned i = 0; i < ctx->n; i++) {
-		bool here = ctx->index[i] == v->event;
+		bool here = ctx->index[i] == ctx->mark;
 		seen |= here;
 		fprintf(f, "  %s %*" PRIu64 "  ", here ? ">" : " ", w, ctx->index[i]);
 		if (ncols <= 1) {
@@ -105,7 +105,7 @@ static void context_text(FILE *f, const struct pt_violation *v, const struct vct
 		fprintf(f, "  > %*s  (end of trace)\n", w, "");
 }
 
-void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx)
+void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx, const struct vctx *actx)
 {
 	char d1[DESC_TEXT], d2[DESC_TEXT];
 
@@ -120,7 +120,8 @@ void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx)
 		fprintf(f, "  old: %s\n  new: %s\n", desc_text(v->old_desc, d1), desc_text(v->new_desc, d2));
 	if (v->stale.present)
 		stale_text(f, &v->stale);
-	context_text(f, v, ctx);
+	context_text(f, ctx);
+	context_text(f, actx);
 }
 
 static void stale_json(struct json *j, const struct pt_stale *st)

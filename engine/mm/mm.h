@@ -44,6 +44,21 @@ bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev);
 /*! mm_model_finish() : end of trace: run every thread's queued ops to completion (round robin). */
 void mm_model_finish(struct mm_model *mm);
 
+/* The bug zoo and the baselines (variants.c). */
+struct mm_variant_info {
+	const char *name;	/* e.g. "mremap-leaf-only-flush" */
+	bool baseline;		/* a correct but costlier pre-patch logic, not a bug */
+	const char *desc;	/* one line */
+	const char *seed;	/* the seed (file, patch) or commit it comes from */
+	const char *catches;	/* the invariant expected to catch it ("-" for baselines) */
+};
+unsigned mm_variant_count(void);
+const struct mm_variant_info *mm_variant_info(unsigned id);	/* id 0 is the default */
+/*! mm_variant_lookup() : the id of a variant name, -1 if unknown. */
+int mm_variant_lookup(const char *name);
+/*! mm_model_set_variant() : switch the variant's decision point on (before the first event). */
+void mm_model_set_variant(struct mm_model *mm, unsigned id);
+
 /*! mm_model_hash() : hash of the model's own state (VMAs, reference maps, allocator). */
 uint64_t mm_model_hash(const struct mm_model *mm);
 

@@ -51,6 +51,15 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	return s;
 }
 
+int pt_session_set_variant(struct pt_session *s, const char *name)
+{
+	int id = mm_variant_lookup(name);
+	if (id < 0)
+		return -1;
+	mm_model_set_variant(s->mm, (unsigned)id);
+	return 0;
+}
+
 void pt_session_free(struct pt_session *s)
 {
 	if (!s)
@@ -162,6 +171,11 @@ unsigned pt_session_finish(struct pt_session *s)
 	if (!s->finished) {
 		mm_model_finish(s->mm);	/* queued ops of scheduled threads run to completion */
 		pt_machine_finish(s->m);
+		for (unsigned i = before; i < pt_checker_count(s->c); i++) {
+			struct pt_violation *v = pt_checker_get_mut(s->c, i);
+			v->arch_event = v->event;
+			v->event = s->trace_index;	/* past the last event: an end-of-trace check */
+		}
 	}
 	s->finished = true;
 	return pt_checker_count(s->c) - before;

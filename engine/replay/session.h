@@ -43,6 +43,8 @@ struct pt_counters {
 /*! pt_session_new() : a fresh machine for a trace with header h; NULL if h is unusable. */
 struct pt_session *pt_session_new(const struct pt_header *h);
 void pt_session_free(struct pt_session *s);
+/*! pt_session_set_variant() : run the mm model as variant `name` (before any event); -1 if unknown. */
+int pt_session_set_variant(struct pt_session *s, const char *name);
 /*! pt_session_event() : run one event; returns the number of new violations it revealed. */
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev);
 /*! pt_session_finish() : end of trace (end-of-trace checks); returns new violations. */
