@@ -16,6 +16,7 @@ set(PTFUZZ_CLI_CASES
   replay_deterministic
   replay_sigpipe
   replay_record
+  variants
   convert_roundtrip_text
   convert_roundtrip_binary
   convert_keeps_output_on_error

@@ -97,7 +97,9 @@ case_usage_errors() {
 	expect_usage_error
 	expect_usage_error frobnicate
 	err_has "unknown command 'frobnicate' (see ptfuzz --help)"
-	expect_usage_error variants
+	expect_usage_error variants extra
+	expect_usage_error replay --variant no-such-variant "$DATA/clean.ptt"
+	err_has "unknown variant 'no-such-variant'"
 	expect_usage_error --frobnicate
 	expect_usage_error replay
 	expect_usage_error replay --frobnicate "$DATA/clean.ptt"
@@ -391,6 +393,24 @@ case_replay_record() {
 	expect_rc 2
 	[ -e new.ptt ] && fail "a failed replay left a recording"
 	return 0
+}
+
+case_variants() {
+	pf variants
+	expect_rc 0
+	for v in default mremap-pmd-no-rmap-lock mremap-flush-after-ptl-drop kernel-pgtable-flush-no-isb \
+		contpte-no-unfold vmalloc-pre-contpte vmalloc-no-lazy-mmu pgtable-fixmap-twice \
+		mremap-no-move-pmd mprotect-no-batch; do
+		out_has "^  $v "
+	done
+	out_has 'seed: 004'
+	out_has 'caught by I1'
+	pf variants --json
+	expect_rc 0
+	python3 -m json.tool out >/dev/null || fail "variants --json is not JSON"
+	grep -q '"kind": *"baseline"' out || fail "no baseline in the JSON"
+	pf replay --variant mremap-leaf-only-flush "$DATA/clean.ptt"
+	expect_rc 0
 }
 
 command -v "case_$CASE" >/dev/null 2>&1 || { echo "no test case '$CASE'" >&2; exit 1; }
