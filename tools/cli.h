@@ -56,6 +56,8 @@ int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_import_casemate(int argc, char **argv);
 int cmd_variants(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+void help_compare(FILE *f);
 void help_variants(FILE *f);
 
 #define MAX_VARIANTS 8
@@ -132,6 +134,7 @@ void json_array_end(struct json *j);
 void json_key(struct json *j, const char *key);
 void json_string(struct json *j, const char *s);	/* NULL => null */
 void json_u64(struct json *j, uint64_t v);
+void json_i64(struct json *j, int64_t v);
 void json_hex(struct json *j, uint64_t v);		/* "0x..." */
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);

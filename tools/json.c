@@ -143,6 +143,12 @@ void json_u64(struct json *j, uint64_t v)
 	fprintf(j->f, "%" PRIu64, v);
 }
 
+void json_i64(struct json *j, int64_t v)
+{
+	json_prelude(j);
+	fprintf(j->f, "%" PRId64, v);
+}
+
 void json_hex(struct json *j, uint64_t v)
 {
 	json_prelude(j);

@@ -32,6 +32,8 @@ static const struct command commands[] = {
 	  cmd_convert, help_convert },
 	{ "stats", "stats [--json] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
 	  cmd_stats, help_stats },
+	{ "compare", "compare [--json] --variant A [--variant B] TRACE...",
+	  "model costs per op kind under two variants, and the deltas", cmd_compare, help_compare },
 	{ "variants", "variants [--json]", "the patched default, the bug variants and the baselines",
 	  cmd_variants, help_variants },
 #ifdef PTFUZZ_HAVE_CASEMATE
