@@ -21,6 +21,7 @@ struct pt_table {
 	uint64_t latest[PT_PTRS];	/* program order: what the kernel reads back */
 	uint64_t visible[PT_PTRS];	/* what the walker is guaranteed to see */
 	uint32_t first_pos;
+	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
 };
 
 struct pend_store {
@@ -793,7 +794,15 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 		OBS(m, table_zero_publish, f, idx, c);
 	}
 	OBS(m, pt_store, f, idx, old, ev->val);
-	m->frames.v[f].tbl->latest[idx] = ev->val;
+	struct pt_table *t = m->frames.v[f].tbl;
+	t->latest[idx] = ev->val;
+	if ((old | ev->val) & PT_DESC_CONT) {
+		unsigned g = idx / PT_CONT_PTES;
+		bool any = false;
+		for (unsigned i = 0; i < PT_CONT_PTES; i++)
+			any |= (t->latest[g * PT_CONT_PTES + i] & PT_DESC_CONT) != 0;
+		t->cont_groups = any ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+	}
 	OBS(m, pt_stored, f, idx, old, ev->val);
 	struct pend_store s = { f, idx, ev->val };
 	VEC_PUSH(m->cpu[ev->cpu].stores, s);
@@ -803,6 +812,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint32_t f = frame_get(m, ev->pa, true);
 	struct pt_frame *fr = make_table(m, f, -1);
+	fr->tbl->cont_groups = 0;
 	for (unsigned i = 0; i < PT_PTRS; i++) {
 		if (fr->tbl->latest[i]) {
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
@@ -1154,9 +1164,12 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned leve
 	if (fr->state != PT_FS_TABLE)
 		return true;
 	uint64_t size = pt_level_size(level);
-	for (unsigned i = 0; i < PT_PTRS; i++) {
+	unsigned first = start > tbase ? (unsigned)((start - tbase) / size) : 0;
+	for (unsigned i = first; i < PT_PTRS; i++) {
 		uint64_t lo = tbase + i * size, hi = lo + size;
-		if (hi <= start || lo >= end)
+		if (lo >= end)
+			break;
+		if (hi <= start)
 			continue;
 		uint64_t d = fr->tbl->latest[i];
 		if (pt_desc_is_leaf(d, level)) {
@@ -1317,3 +1330,17 @@ void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, ui
 	*idx = ps->idx;
 	*val = ps->val;
 }
+
+const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->latest : NULL;
+}
+
+bool pt_machine_cont_group(const struct pt_machine *m, uint32_t f, unsigned group)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE && (fr->tbl->cont_groups >> group & 1);
+}
+
+bool pt_machine_has_lock_rules(const struct pt_machine *m) { return m->rules.n != 0; }

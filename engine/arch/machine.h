@@ -204,6 +204,11 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 				      uint32_t max);
 /*! pt_machine_leaves_mapping() : visible valid leaves mapping pa, as frame << 9 | index. */
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
+/*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
+const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t frame);
+/*! pt_machine_cont_group() : does group `group` (16 entries) of a table hold a CONT entry (latest)? */
+bool pt_machine_cont_group(const struct pt_machine *m, uint32_t frame, unsigned group);
+bool pt_machine_has_lock_rules(const struct pt_machine *m);
 /*! pt_machine_npending() : page-table stores of cpu not yet visible to walkers. */
 uint32_t pt_machine_npending(const struct pt_machine *m, unsigned cpu);
 void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, uint32_t *frame, unsigned *idx,

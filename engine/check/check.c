@@ -11,7 +11,7 @@
 
 #define MAX_KMAPS 512		/* pending new kernel mappings tracked per CPU */
 #define MAX_GROUPS 256		/* contiguous groups tracked per operation */
-#define MAX_SNAP 1024		/* boundary leaves snapshotted per unmap */
+#define MAX_SNAP 1024		/* leaves outside an unmap's range that its stores removed */
 #define MAX_HITS 64
 
 static const char *const inv_kinds[PT_INV_COUNT] = {
@@ -270,15 +270,18 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 	bool any_cont = false, first = true;
 	uint64_t attrs = 0, base = 0;
 	unsigned nvalid = 0;
+	const uint64_t *e = pt_machine_table_latest(c->m, f);
+	if (!e || !pt_machine_cont_group(c->m, f, group))
+		return true;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t d = pt_machine_entry_latest(c->m, f, group * n + i);
+		uint64_t d = e[group * n + i];
 		if (pt_desc_is_leaf(d, level) && (d & PT_DESC_CONT))
 			any_cont = true;
 	}
 	if (!any_cont)
 		return true;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t d = pt_machine_entry_latest(c->m, f, group * n + i);
+		uint64_t d = e[group * n + i];
 		if (!pt_desc_is_leaf(d, level))
 			continue;
 		nvalid++;
@@ -298,7 +301,7 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 	}
 	if (complete && nvalid != n) {
 		for (unsigned i = 0; i < n; i++)
-			if (!pt_desc_is_leaf(pt_machine_entry_latest(c->m, f, group * n + i), level)) {
+			if (!pt_desc_is_leaf(e[group * n + i], level)) {
 				*bad_idx = group * n + i;
 				break;
 			}
@@ -322,6 +325,8 @@ static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *f
 static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
 	struct pt_machine *m = c->m;
+	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
+		return;		/* the trace records no locks: nothing to judge */
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	unsigned cpu = cur_cpu(c);
 	uint32_t tid = pt_machine_tid(m, cpu);
@@ -365,6 +370,8 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 	       "pmd_lock / page_table_lock / mmap_lock for write");
 }
 
+static void unmap_store(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old,
+			uint64_t va, unsigned level);
 static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu);
 static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
@@ -434,6 +441,10 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 	/* I12 */
 	check_lock(c, f, idx, old, new);
+
+	/* I8: what an unmap removes outside its range */
+	if (found)
+		unmap_store(c, cpu, f, idx, old, va, level);
 
 }
 
@@ -780,8 +791,6 @@ static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev
 		       "an ISB", ev->cpu, (unsigned long long)ev->va, (unsigned long long)(cs->kinv_isb_event - 1));
 }
 
-struct snap_ctx { struct cpu_state *cs; };
-
 static bool snap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 {
 	struct cpu_state *cs = ctx;
@@ -792,22 +801,67 @@ static bool snap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	return true;
 }
 
+static bool is_unmap(const struct pt_opctx *op)
+{
+	return op->open && (op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len;
+}
+
+/* The leaves of a table's subtree that lie outside [lo, hi), for I8. */
+static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t f, uint64_t base, uint64_t lo,
+			    uint64_t hi)
+{
+	const struct pt_frame *fr = pt_machine_frame(c->m, f);
+	if (fr->state != PT_FS_TABLE || !fr->level_known)
+		return;
+	uint64_t size = pt_level_size(fr->level);
+	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP; i++) {
+		uint64_t d = pt_machine_entry_latest(c->m, f, i), va = base + i * size;
+		if (va >= lo && va + size <= hi)
+			continue;
+		if (pt_desc_is_leaf(d, fr->level)) {
+			snap_leaf(cs, va, fr->level, d);
+		} else if (pt_desc_is_table(d, fr->level)) {
+			uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(d));
+			if (child != PT_NO_FRAME)
+				subtree_outside(c, cs, child, va, lo, hi);
+		}
+	}
+}
+
+/*
+ * I8 bookkeeping at each store of an unmap: what it removes outside its range (a block or
+ * contpte group torn down whole, a table unhooked while it still maps pages outside) must
+ * still be mapped the same way when the unmap returns.
+ */
+static void unmap_store(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old,
+			uint64_t va, unsigned level)
+{
+	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
+	if (!is_unmap(op) || !pt_desc_valid(old))
+		return;
+	uint64_t lo = op->va, hi = op->va + op->len, size = pt_level_size(level);
+	if (va >= lo && va + size <= hi)
+		return;		/* entirely inside: what the unmap is for */
+	struct cpu_state *cs = &c->cpu[cpu];
+	if (pt_desc_is_leaf(old, level)) {
+		snap_leaf(cs, va, level, old);
+	} else if (pt_desc_is_table(old, level)) {
+		uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(old));
+		if (child != PT_NO_FRAME)
+			subtree_outside(c, cs, child, va, lo, hi);
+	}
+	(void)f;
+	(void)idx;
+}
+
 static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_checker *c = ctx;
 	struct cpu_state *cs = &c->cpu[cpu];
+	(void)m;
+	(void)op;
 	cs->ngroups = 0;
 	cs->nsnap = 0;
-	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len) {
-		/* the mappings around the range, to tell a collateral unmap (I8) */
-		bool kernel = kernel_va(op->va);
-		uint64_t g = pt_level_size(1);
-		uint64_t lo = op->va & ~(g - 1), hi = (op->va + op->len + g - 1) & ~(g - 1);
-		if (hi < op->va + op->len)
-			hi = op->va + op->len;
-		pt_walk_range(m, kernel, op->asid, lo, op->va, snap_leaf, cs);
-		pt_walk_range(m, kernel, op->asid, op->va + op->len, hi, snap_leaf, cs);
-	}
 }
 
 struct inside_ctx { uint64_t va, desc; unsigned level; bool found; };
@@ -841,11 +895,12 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 	for (unsigned i = 0; i < cs->nsnap; i++) {
 		const struct snap_leaf *s = &cs->snap[i];
 		uint64_t size = pt_level_size(s->level);
-		/* the part of the old leaf outside [start, end) must still translate the same way */
-		uint64_t probes[2] = { s->va, s->va + size - pt_level_size(3) };
-		for (unsigned k = 0; k < 2; k++) {
+		/* the parts of the old leaf outside [start, end) must still translate the same way:
+		 * probe their first and last pages */
+		uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
+		for (unsigned k = 0; k < 4; k++) {
 			uint64_t va = probes[k];
-			if (va >= start && va < end)
+			if (va < s->va || va >= s->va + size || (va >= start && va < end))
 				continue;
 			struct pt_walk_result r;
 			uint64_t want = pt_desc_oa(s->desc) + (va - s->va);
