@@ -56,7 +56,10 @@ static void help_main(FILE *f)
 	      "commands:\n",
 	      f);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(f, "  %-36s %s\n", commands[i].synopsis, commands[i].summary);
+		if (strlen(commands[i].synopsis) > 36)
+			fprintf(f, "  %s\n  %-36s %s\n", commands[i].synopsis, "", commands[i].summary);
+		else
+			fprintf(f, "  %-36s %s\n", commands[i].synopsis, commands[i].summary);
 	fprintf(f, "  %-36s %s\n", "help [COMMAND]", "this help, or a command's");
 	fputs("\n"
 	      "`ptfuzz COMMAND --help` tells a command's options.  Traces are text (.ptt,\n"
