@@ -88,9 +88,9 @@ demo_traces() {
 cmd_demo() {
 	cmd_deps
 	cd "$ROOT"
-	say "configure + build: release preset (build/release)"
+	say "configure + build: release preset, the ptfuzz command (build/release)"
 	cmake --preset release >/dev/null
-	cmake --build --preset release -j "$JOBS"
+	cmake --build --preset release -j "$JOBS" --target ptfuzz
 	local ptfuzz=build/release/tools/ptfuzz
 	[ -x "$ptfuzz" ] || die "$ptfuzz was not built"
 
@@ -118,6 +118,11 @@ cmd_demo() {
     These example traces are clean, so anything but 0 is worth a bug report.
     Exiting with the worst status seen: $worst
 EOF
+	local bad_example
+	bad_example=$(find corpus/regressions/arch -name '*.bad.ptt' 2>/dev/null | sort | head -n 1)
+	if [ -n "$bad_example" ]; then
+		printf '    To see a violation report: %s replay %s\n' "$ptfuzz" "$bad_example"
+	fi
 	exit "$worst"
 }
 

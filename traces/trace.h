@@ -43,6 +43,7 @@ enum pt_err {
 
 #define PT_MAX_MESSAGE 4096u	/* largest Event/Header message accepted, bytes */
 #define PT_MAX_LINE 4096u	/* longest text line accepted, bytes */
+#define PT_MAX_COMMENT 4000u	/* longest comment text (PT_EV_COMMENT), bytes: fits both encodings */
 
 /*
  * An error: code, and a one-line message of the form
@@ -56,6 +57,9 @@ struct pt_error {
 /*! pt_error_set() : format msg into err (printf-style); returns -1 for `return pt_error_set(...)`. */
 int pt_error_set(struct pt_error *err, enum pt_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*! pt_err_name() : a short stable name for code ("truncated", "varint", ...), "?" if unknown. */
+const char *pt_err_name(enum pt_err code);
 
 enum pt_encoding { PT_ENC_TEXT = 0, PT_ENC_BINARY = 1 };
 
@@ -79,7 +83,7 @@ enum pt_encoding pt_reader_encoding(const struct pt_reader *r);
  *           then finished: further calls return -1).
  */
 int pt_reader_next(struct pt_reader *r, struct pt_event *ev, struct pt_error *err);
-/*! pt_reader_position() : "byte N" / "line N" of the last event read, for messages. */
+/*! pt_reader_where() : "byte N" / "line N" of the last event read, for messages. */
 const char *pt_reader_where(const struct pt_reader *r);
 void pt_reader_close(struct pt_reader *r);
 
@@ -93,11 +97,31 @@ struct pt_writer;
  */
 struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const struct pt_header *h,
 				 struct pt_error *err);
+/*!
+ * pt_writer_put() : append ev.  An event the format cannot carry (unknown
+ * kind or op, a field its kind does not use or out of range, cpu >= the
+ * header's cpus, a comment with a cpu or unfit text) is refused with -1
+ * and err set, and the writer stays usable; a write error also returns -1,
+ * and then pt_writer_close() fails and commits nothing.
+ */
 int pt_writer_put(struct pt_writer *w, const struct pt_event *ev, struct pt_error *err);
 /*! pt_writer_close() : finish and commit; 0 ok, -1 error (nothing committed). */
 int pt_writer_close(struct pt_writer *w, struct pt_error *err);
 /*! pt_writer_abort() : discard everything written. */
 void pt_writer_abort(struct pt_writer *w);
+
+/*!
+ * pt_writer_open_mem() : a writer into memory (fuzzers, tests, converters
+ * that post-process).  Finish it with pt_writer_close_mem(); pt_writer_abort()
+ * also works.
+ */
+struct pt_writer *pt_writer_open_mem(enum pt_encoding enc, const struct pt_header *h, struct pt_error *err);
+/*!
+ * pt_writer_close_mem() : finish a memory writer; *data (malloc'd, the caller
+ * frees it) and *size get the encoded trace.
+ * @return : 0, or -1 with err set (*data is then NULL).
+ */
+int pt_writer_close_mem(struct pt_writer *w, void **data, size_t *size, struct pt_error *err);
 
 /*! pt_encoding_for_path() : binary if path ends in ".zst", else text. */
 enum pt_encoding pt_encoding_for_path(const char *path);

@@ -20,6 +20,7 @@
 struct pt_table {
 	uint64_t latest[PT_PTRS];	/* program order: what the kernel reads back */
 	uint64_t visible[PT_PTRS];	/* what the walker is guaranteed to see */
+	uint64_t vis_sseq[PT_PTRS];	/* store order of the visible value */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
 };
@@ -28,6 +29,10 @@ struct pend_store {
 	uint32_t frame;
 	uint32_t idx;
 	uint64_t val;
+	uint64_t sseq;		/* global store order: the coherence order of stores to one entry */
+	uint32_t op;		/* the operation that made the store (stale entries are its doing) */
+	uint8_t op_kind;
+	uint8_t op_open;
 };
 
 struct pend_tlbi {
@@ -58,6 +63,9 @@ struct cpu {
 	struct pt_opctx op;
 	struct pt_opctx irq_saved[4];	/* the ops interrupted by nested IRQs */
 	unsigned irq_depth;
+	/* stores of other CPUs observed through lock handoff: drained by this CPU's next DSB */
+	struct { uint16_t cpu; uint64_t upto; } drain[8];
+	uint32_t ndrain;
 };
 
 struct lock_rule {
@@ -88,10 +96,13 @@ struct pt_machine {
 	uint32_t kernel_root;
 
 	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
+	struct hmap releases;		/* key(class, key) -> releasing cpu << 48 | store sequence */
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 
 	uint64_t seq;			/* visibility sequence */
+	uint64_t sseq;			/* store sequence */
+	const struct pend_store *applying;	/* the store being made visible, for stamps */
 	uint64_t event_index;		/* index of the event being applied */
 	const struct pt_event *cur;
 	uint32_t next_op_id;
@@ -201,10 +212,14 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 /* The op a CPU is inside, for stamping stale entries. */
 static void stamp(struct pt_machine *m, unsigned cpu, uint32_t *op, uint8_t *lazy, uint64_t va)
 {
+	/* the operation that made the store, not the one running when a DSB made it visible */
+	const struct pend_store *ps = m->applying;
 	const struct pt_opctx *o = &m->cpu[cpu].op;
-	*op = o->open ? o->id : 0;
+	bool open = ps ? ps->op_open : o->open;
+	unsigned kind = ps ? ps->op_kind : o->kind;
+	*op = open ? (ps ? ps->op : o->id) : 0;
 	/* vunmap leaves kernel TLB entries for the lazy purge (mm/vmalloc.c: free_vmap_area_noflush) */
-	*lazy = o->open && (o->kind == PT_OP_VUNMAP || o->kind == PT_OP_VFREE) && va >= PT_KERNEL_VA_BASE;
+	*lazy = open && (kind == PT_OP_VUNMAP || kind == PT_OP_VFREE) && va >= PT_KERNEL_VA_BASE;
 }
 
 /* Visit the table descriptors of a table's visible entries. */
@@ -604,13 +619,40 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	OBS(m, tlbi_done, cpu, t->op, t->va, t->size);
 }
 
+/* Make cpu's pending stores with sseq <= upto visible, in order. */
+static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
+{
+	struct cpu *c = &m->cpu[cpu];
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < c->stores.n; i++) {
+		struct pend_store ps = c->stores.v[i];
+		if (ps.sseq > upto) {
+			c->stores.v[keep++] = ps;
+			continue;
+		}
+		struct pt_frame *fr = &m->frames.v[ps.frame];
+		/* coherence: a later store to the entry already visible wins over this one */
+		if (fr->state == PT_FS_TABLE && fr->tbl->vis_sseq[ps.idx] > ps.sseq)
+			continue;
+		m->applying = &ps;
+		apply_visible(m, ps.frame, ps.idx, ps.val, by_cpu);
+		if (fr->state == PT_FS_TABLE)
+			m->frames.v[ps.frame].tbl->vis_sseq[ps.idx] = ps.sseq;
+		m->applying = NULL;
+	}
+	c->stores.n = keep;
+}
+
 static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
 {
 	struct cpu *c = &m->cpu[cpu];
-	/* B2.3: a DSB completes the CPU's prior stores, so the walker sees them */
-	for (uint32_t i = 0; i < c->stores.n; i++)
-		apply_visible(m, c->stores.v[i].frame, c->stores.v[i].idx, c->stores.v[i].val, cpu);
-	c->stores.n = 0;
+	/* B2.3: a DSB completes the CPU's prior stores, so the walker sees them; it is cumulative:
+	 * stores of other CPUs this one has observed (through a lock they released and it took)
+	 * complete too */
+	for (uint32_t i = 0; i < c->ndrain; i++)
+		drain_stores(m, c->drain[i].cpu, c->drain[i].upto, c->drain[i].cpu);
+	c->ndrain = 0;
+	drain_stores(m, cpu, UINT64_MAX, cpu);
 	for (uint32_t i = 0; i < c->zeroes.n; i++) {
 		struct pt_frame *fr = &m->frames.v[c->zeroes.v[i]];
 		if (fr->zero == PT_ZS_PENDING && fr->zero_cpu == cpu)
@@ -676,7 +718,10 @@ static void tlbi_issue(struct pt_machine *m, const struct pt_event *ev)
 
 static void set_root(struct pt_machine *m, uint32_t *slot, uint32_t f, bool global, uint16_t asid, unsigned cpu)
 {
-	make_table(m, f, 0);
+	struct pt_frame *rf = make_table(m, f, 0);
+	rf->latest_space = global ? 2 : 1;
+	rf->latest_asid = asid;
+	rf->latest_va = global ? PT_KERNEL_VA_BASE : 0;
 	if (*slot != PT_NO_FRAME && *slot != f && m->frames.v[*slot].state == PT_FS_TABLE) {
 		/* the old root's cached walks stay until the ASID is invalidated */
 		struct pt_table *t = m->frames.v[*slot].tbl;
@@ -736,6 +781,7 @@ static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 			fr = &m->frames.v[f];
 			fr->level = ev->level;
 			fr->level_known = 1;
+			fr->latest_space = 0;
 			if (ev->flags & PT_ALLOC_ZERO) {
 				fr->zero = PT_ZS_PENDING;
 				fr->zero_cpu = ev->cpu;
@@ -766,6 +812,7 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	}
 	fr->state = PT_FS_FREE;
 	fr->level_known = 0;
+	fr->latest_space = 0;
 }
 
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
@@ -789,8 +836,16 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 
 	if (fr->level_known && pt_desc_is_table(ev->val, fr->level)) {
 		int level = fr->level;
+		uint8_t space = fr->latest_space;
+		uint16_t asid = fr->latest_asid;
+		uint64_t va = fr->latest_va + idx * pt_level_size((unsigned)level);
 		uint32_t c = frame_get(m, pt_desc_oa(ev->val), true);
-		make_table(m, c, level + 1);
+		struct pt_frame *cf = make_table(m, c, level + 1);
+		if (space) {
+			cf->latest_space = space;
+			cf->latest_asid = asid;
+			cf->latest_va = va;
+		}
 		OBS(m, table_zero_publish, f, idx, c);
 	}
 	OBS(m, pt_store, f, idx, old, ev->val);
@@ -804,7 +859,8 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 		t->cont_groups = any ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
 	OBS(m, pt_stored, f, idx, old, ev->val);
-	struct pend_store s = { f, idx, ev->val };
+	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
+	struct pend_store s = { f, idx, ev->val, ++m->sseq, o->id, o->kind, o->open };
 	VEC_PUSH(m->cpu[ev->cpu].stores, s);
 }
 
@@ -817,7 +873,8 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 		if (fr->tbl->latest[i]) {
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
 			fr->tbl->latest[i] = 0;
-			struct pend_store s = { f, i, 0 };
+			const struct pt_opctx *o = &m->cpu[ev->cpu].op;
+			struct pend_store s = { f, i, 0, ++m->sseq, o->id, o->kind, o->open };
 			VEC_PUSH(m->cpu[ev->cpu].stores, s);
 			fr = &m->frames.v[f];
 		}
@@ -834,7 +891,8 @@ static uint64_t lock_key(unsigned cls, uint64_t key)
 	return hmap_mix(key) ^ ((uint64_t)cls << 56) ^ 0x5a5a;
 }
 
-struct lock_state { uint32_t tid; uint8_t write; uint16_t readers; };
+/* Last release of a lock: who released it, and how far its stores went (cumulativity). */
+struct release { uint16_t cpu; uint64_t sseq; };
 
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
@@ -856,8 +914,18 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 				cur = (cur & ~0xffffull) | (readers + 1);
 		}
 		OBS(m, lock, ev, contended);
-		if (!contended)
+		if (!contended) {
 			hmap_set(&m->locks, k, cur);
+			/* acquire after another CPU's release: its earlier stores are observed by this CPU,
+			 * so this CPU's DSB completes them too (DSB cumulativity, Arm ARM B2.3) */
+			uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
+			struct cpu *c = &m->cpu[ev->cpu];
+			if (rel != HMAP_EMPTY && (rel >> 48) != ev->cpu && c->ndrain < 8) {
+				c->drain[c->ndrain].cpu = (uint16_t)(rel >> 48);
+				c->drain[c->ndrain].upto = rel & ((1ull << 48) - 1);
+				c->ndrain++;
+			}
+		}
 	} else {
 		if (cur == HMAP_EMPTY)
 			return;
@@ -866,6 +934,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 			hmap_set(&m->locks, k, (cur & ~0xffffull) | (readers - 1));
 		else
 			hmap_del(&m->locks, k);
+		hmap_set(&m->releases, k, (uint64_t)ev->cpu << 48 | (m->sseq & ((1ull << 48) - 1)));
 		OBS(m, lock, ev, false);
 	}
 }
@@ -888,6 +957,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->facts_by_oa, 8);
 	hmap_init(&m->rmap, 10);
 	hmap_init(&m->locks, 6);
+	hmap_init(&m->releases, 6);
 	m->asid_root = malloc(65536 * sizeof(uint32_t));
 	if (!m->asid_root)
 		abort();
@@ -922,6 +992,7 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->facts_by_oa);
 	hmap_destroy(&m->rmap);
 	hmap_destroy(&m->locks);
+	hmap_destroy(&m->releases);
 	free(m);
 }
 

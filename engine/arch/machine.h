@@ -77,6 +77,11 @@ struct pt_frame {
 	uint64_t page_id;	/* identity of the data page (bumped on each allocation) */
 	uint64_t alloc_event;	/* event index of the last allocation */
 	struct pt_table *tbl;	/* entries, for tables */
+	/* where a table hangs in the latest (program-order) tables, even before a DSB makes the
+	 * store that hooked it visible: its space (0 unknown, 1 user, 2 kernel), ASID and VA */
+	uint8_t latest_space;
+	uint16_t latest_asid;
+	uint64_t latest_va;
 };
 
 /* A place where a table translates: live (hooked, visible) or stale (walk cache). */

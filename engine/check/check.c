@@ -239,10 +239,41 @@ static const char *tagname(bool global, uint16_t asid, char *buf, size_t n)
 
 /* ---- helpers over the machine ---- */
 
+static bool kernel_va(uint64_t va) { return va >= PT_KERNEL_VA_BASE; }
+
+/* The kernel's linear map (48-bit VA, 4K): [PAGE_OFFSET, PAGE_END) */
+#define PT_LINEAR_MAP_START 0xffff000000000000ull
+#define PT_LINEAR_MAP_END 0xffff800000000000ull
+
+/* Permission-like bits: AF, dirty state, write permission, EL0 access, execute-never, software. */
+#define PERM_BITS (PT_DESC_RDONLY | PT_DESC_DBM | PT_DESC_USER | PT_DESC_PXN | PT_DESC_UXN | PT_DESC_AF | \
+		   PT_DESC_DIRTY | PT_DESC_SPECIAL | (0xfull << 55))
+
+/*
+ * May a live entry go from old to new without break-before-make?  The kernel's rule
+ * (pgattr_change_is_safe), and one thing arm64's contpte code relies on beyond it: the
+ * permissions of a whole contiguous block may change entry by entry without an unfold
+ * (contpte_wrprotect_ptes: "Until the flush, the page may or may not be wrprotected") —
+ * the output address, CONT, memory type and the rest stay.
+ */
+static bool change_is_safe(uint64_t old, uint64_t new)
+{
+	if (pt_pgattr_change_is_safe(old, new))
+		return true;
+	return pt_desc_valid(old) && pt_desc_valid(new) && (old & new & PT_DESC_CONT) &&
+	       !((old ^ new) & ~PERM_BITS);
+}
+
 static bool frame_is_kernel_table(struct pt_checker *c, uint32_t f, bool *user)
 {
 	bool kernel = false;
 	*user = false;
+	if (pt_machine_first_pos(c->m, f) == UINT32_MAX) {
+		/* not walkable yet (its hook is still in a store buffer): where it hangs in program order */
+		const struct pt_frame *fr = pt_machine_frame(c->m, f);
+		*user = fr->latest_space == 1;
+		return fr->latest_space == 2;
+	}
 	for (uint32_t p = pt_machine_first_pos(c->m, f); p != UINT32_MAX; p = pt_machine_pos(c->m, p)->next) {
 		if (pt_machine_pos(c->m, p)->global)
 			kernel = true;
@@ -253,11 +284,17 @@ static bool frame_is_kernel_table(struct pt_checker *c, uint32_t f, bool *user)
 }
 
 /* Attributes that must be identical across a contiguous group (AF and dirty state may differ: Arm ARM D8.6.1). */
-static uint64_t cont_attrs(uint64_t d)
+static uint64_t cont_attrs(uint64_t d, bool complete)
 {
+	/* AF and dirty state differ entry by entry (hardware updates) */
 	uint64_t ign = PT_DESC_OA_MASK | PT_DESC_AF | PT_DESC_DIRTY;
 	if (d & PT_DESC_DBM)
-		ign |= PT_DESC_RDONLY;	/* hardware dirty state clears RDONLY entry by entry */
+		ign |= PT_DESC_RDONLY;
+	/* while an operation runs, a whole block's permissions change entry by entry
+	 * (contpte_wrprotect_ptes); when it returns they must agree again: "we can't have a case
+	 * where CONT_PTE is set but wrprotect applies to a subset of the PTEs" (contpte.c) */
+	if (!complete)
+		ign |= PERM_BITS;
 	return d & ~ign;
 }
 
@@ -290,12 +327,12 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 			return false;
 		uint64_t b = pt_desc_oa(d) - i * size;
 		if (first) {
-			attrs = cont_attrs(d);
+			attrs = cont_attrs(d, complete);
 			base = b;
 			first = false;
 			if (base & (n * size - 1))
 				return false;
-		} else if (cont_attrs(d) != attrs || b != base) {
+		} else if (cont_attrs(d, complete) != attrs || b != base) {
 			return false;
 		}
 	}
@@ -313,10 +350,10 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *found)
 {
 	uint32_t p = pt_machine_first_pos(c->m, f);
+	const struct pt_frame *fr = pt_machine_frame(c->m, f);
 	*found = p != UINT32_MAX;
 	if (!*found)
-		return 0;
-	const struct pt_frame *fr = pt_machine_frame(c->m, f);
+		return fr->latest_space ? fr->latest_va + idx * pt_level_size(fr->level) : 0;
 	return pt_machine_pos(c->m, p)->va + idx * pt_level_size(fr->level);
 }
 
@@ -397,7 +434,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 			tag = "block-table-change";
 		else if (pt_desc_is_table(old, level))
 			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "table-address-change" : NULL;
-		else if (!pt_pgattr_change_is_safe(old, new))
+		else if (!change_is_safe(old, new))
 			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "live-oa-change" :
 			      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
 		if (tag)
@@ -413,7 +450,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
 		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
 		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
-						     !pt_pgattr_change_is_safe(vis, new))))
+						     !change_is_safe(vis, new))))
 			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
 			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
 			       "after the break, no TLBI)", level, (unsigned long long)pa);
@@ -496,7 +533,7 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 			continue;
 		if (f->desc == desc && f->va == va && f->level == level)
 			continue;
-		if (f->va == va && f->level == level && pt_pgattr_change_is_safe(f->desc, desc))
+		if (f->va == va && f->level == level && change_is_safe(f->desc, desc))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -584,7 +621,7 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 		if (f->level <= level)
 			tag = "block-to-table";	/* a stale block covers the range the new table translates */
 		else if (subtree_leaf(m, child, va, f->va, &d, &l) && !(d == f->desc && l == f->level) &&
-			 !(l == f->level && pt_pgattr_change_is_safe(f->desc, d)))
+			 !(l == f->level && change_is_safe(f->desc, d)))
 			tag = "tlb-conflict";
 		if (!tag)
 			continue;
@@ -660,6 +697,14 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 			return;
 		}
 	}
+	if (fr->state == PT_FS_TABLE && fr->latest_space == 2 && c->cpu[cpu].kinv_isb_event) {
+		/* kernel commit 51696d346c49: the ISB after walk-cache invalidation, before the
+		 * table can be reused */
+		report(c, PT_I6, cpu, "table-freed-before-isb", RULE_KINV_ISB, 0, pa, 0, 0, NULL,
+		       "kernel table 0x%llx freed after the walk-cache invalidation completed at event %llu "
+		       "but before the ISB", (unsigned long long)pa,
+		       (unsigned long long)(c->cpu[cpu].kinv_isb_event - 1));
+	}
 	if (fr->state == PT_FS_TABLE) {
 		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
 			const struct pt_pos *pp = pt_machine_pos(m, p);
@@ -711,6 +756,12 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		const struct pt_pos *pp = pt_machine_pos(m, p);
 		uint64_t va = pp->va + idx * pt_level_size(t->level);
 		struct pt_stale s = { 0 };
+		if (va >= PT_LINEAR_MAP_START && va < PT_LINEAR_MAP_END)
+			continue;	/* the linear map aliases all of RAM, allocated or free */
+		const struct pt_opctx *op = pt_machine_op(m, cpu);
+		if (op->open && (op->kind == PT_OP_VUNMAP || op->kind == PT_OP_VFREE) && kernel_va(va) &&
+		    pt_machine_entry_latest(m, tf, idx) != d)
+			continue;	/* vfree: unmapped without a flush, freed; the lazy purge flushes */
 		if (!pp->live) {
 			stale_from_pos(c, &s, pp);
 			report(c, PT_I1, cpu, "page-freed-walk-cached", RULE_FREE, va, pa, d, 0, &s,
@@ -725,7 +776,6 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	}
 }
 
-static bool kernel_va(uint64_t va) { return va >= PT_KERNEL_VA_BASE; }
 
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
@@ -967,8 +1017,9 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
 		uint64_t va = entry_va(c, f, idx, &found);
-		if (fr->state != PT_FS_TABLE || !fr->level_known || !found || (op->kind == PT_OP_VUNMAP && kernel_va(va)))
-			continue;
+		if (fr->state != PT_FS_TABLE || !fr->level_known || !found ||
+		    ((op->kind == PT_OP_VUNMAP || op->kind == PT_OP_VFREE) && kernel_va(va)))
+			continue;	/* vunmap/vfree flush lazily: the purge flushes before the VA is reused */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
 		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level)) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, pt_desc_oa(vis), vis, now, NULL,

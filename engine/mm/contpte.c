@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0-only
+/* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * contpte.c - arm64 contpte blocks of user mappings and the contpte-transparent
  * PTE API (arch/arm64/mm/contpte.c and the wrappers of
@@ -178,15 +178,21 @@ void contpte_try_unfold_partial(struct mm_model *mm, struct mm_thread *t, struct
  * the order it was allocated with (the machine's frame records it).  A subpage
  * freed and reallocated since belongs to another folio: its order differs.
  */
-static bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
+unsigned folio_order(struct mm_model *mm, uint64_t pa)
 {
 	uint32_t f = pt_machine_lookup(mm->m, pa);
 	if (f == PT_NO_FRAME)
-		return false;
+		return 0;
 	const struct pt_frame *fr = pt_machine_frame(mm->m, f);
-	if (fr->state != PT_FS_DATA)
+	return fr->state == PT_FS_DATA ? fr->order : 0;
+}
+
+bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
+{
+	uint32_t f = pt_machine_lookup(mm->m, pa);
+	if (f == PT_NO_FRAME || pt_machine_frame(mm->m, f)->state != PT_FS_DATA)
 		return false;
-	unsigned order = fr->order;
+	unsigned order = pt_machine_frame(mm->m, f)->order;
 	uint64_t start = ALIGN_DOWN(pa, PAGE_SIZE << order), end = start + (PAGE_SIZE << order);
 	if (start > lo || end < hi)
 		return false;

@@ -426,7 +426,7 @@ void flush_tlb_mm(struct mm_model *mm, struct mm_thread *t, struct mm_space *s)
 void __flush_tlb_page_nosync(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr)
 {
 	mm_dsb(mm, t, PT_BAR_ISHST);
-	mm_tlbi(mm, t, PT_TLBI_VALE1IS, uaddr & PAGE_MASK, s->asid, 3, 0, 0);
+	mm_tlbi(mm, t, PT_TLBI_VALE1IS, uaddr & PAGE_MASK, s->asid, TLBI_TTL_UNKNOWN, 0, 0);
 }
 
 void flush_tlb_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t uaddr)

@@ -9,18 +9,6 @@
  */
 #include "mm_internal.h"
 
-static uint64_t ref_prot(unsigned prot)
-{
-	uint64_t f = REF_PRESENT;
-	if (prot & PT_PROT_READ)
-		f |= REF_READ;
-	if (prot & PT_PROT_WRITE)
-		f |= REF_WRITE | REF_READ;
-	if (prot & PT_PROT_EXEC)
-		f |= REF_EXEC | REF_READ;
-	return f;
-}
-
 int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	struct mm_space *s = mm_space_get(mm, t, ev->asid);

@@ -310,6 +310,8 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end);
 #define REF_READ	0x8ull
 #define REF_NUMA	0x10ull		/* PROT_NONE NUMA hint: mapped, inaccessible */
 /* the word: page pa | flags */
+/*! ref_prot() : the REF_* flags of a present page mapped with PT_PROT_* prot. */
+uint64_t ref_prot(unsigned prot);
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags);
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end);
 uint64_t ref_get(const struct mm_space *s, uint64_t va);

@@ -35,6 +35,12 @@ static const struct op_desc *op_for(unsigned kind)
 static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev, const struct op_desc *d)
 {
 	uint64_t pages = (ev->len + ev->len2) >> PAGE_SHIFT;
+	if (ev->kind == PT_EV_VFREE) {
+		/* vfree names an area by its address: its size bounds the work */
+		struct mm_vma *v = find_vma(&mm->kernel, ev->va);
+		if (v)
+			pages = (v->end - v->start) >> PAGE_SHIFT;
+	}
 	t->steps = 0;
 	t->hung = false;
 	t->bound = 64 * (pages + 1) + 4096;
@@ -45,7 +51,8 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	else
 		mm_space_get(mm, t, ev->asid);
 	struct pt_event b = { .kind = PT_EV_BEGIN, .op = (uint8_t)d->kind, .va = ev->va, .len = ev->len,
-			      .asid = d->kernel ? 0 : (ev->asid ? ev->asid : 1) };
+			      .asid = d->kernel ? 0 : (ev->asid ? ev->asid : 1),
+			      .len2 = 64 * (pages + 1) + 4096 };	/* the arch-level step bound */
 	if (ev->kind == PT_EV_HUGETLB && ev->va >= PT_KERNEL_VA_BASE)
 		b.asid = 0;
 	mm_emit(mm, t, &b);

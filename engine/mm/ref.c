@@ -64,15 +64,19 @@ void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 	(void)k;
 }
 
-static uint64_t prot_flags(unsigned prot)
+uint64_t ref_prot(unsigned prot)
 {
-	uint64_t f = 0;
+	/* on arm64 a writable or executable user mapping is readable; PROT_NONE is mapped but
+	 * inaccessible (PAGE_NONE), which reads back like a NUMA hint */
+	uint64_t f = REF_PRESENT;
 	if (prot & PT_PROT_READ)
 		f |= REF_READ;
 	if (prot & PT_PROT_WRITE)
-		f |= REF_WRITE;
+		f |= REF_WRITE | REF_READ;
 	if (prot & PT_PROT_EXEC)
-		f |= REF_EXEC;
+		f |= REF_EXEC | REF_READ;
+	if (!(prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC)))
+		f |= REF_NUMA;
 	return f;
 }
 
@@ -82,7 +86,7 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 		uint64_t v = ref_get(s, va);
 		if (v & REF_PRESENT)
 			hmap_set(&s->ref, va >> PAGE_SHIFT, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) |
-								     prot_flags(prot));
+								     ref_prot(prot));
 	}
 }
 
@@ -112,8 +116,11 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 		uint64_t got = 0;
 		if (mapped) {
 			got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
-		} else if (r.level == 3 && (r.desc & PT_DESC_PROTNONE)) {
-			got = desc_pa(r.desc) | REF_PRESENT | REF_NUMA;
+		} else if (r.level >= 1 && (r.desc & PT_DESC_PROTNONE)) {
+			/* PAGE_NONE / a NUMA hint, of a page or of a block */
+			uint64_t size = pt_level_size(r.level);
+			got = (desc_pa(r.desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
+			      REF_PRESENT | REF_NUMA;
 		}
 		if ((want & REF_NUMA) && (got & REF_NUMA))
 			got = want;	/* a NUMA hint keeps the page, not its permissions */

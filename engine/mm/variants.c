@@ -60,7 +60,7 @@ static const struct mm_variant_info variants[MMV_COUNT] = {
 		"a fixmap slot reused without its TLBI", "003", "I1/I4" },
 	[MMV_CONTPTE_NO_UNFOLD] = { "contpte-no-unfold", false,
 		"a subset of a contpte block modified without unfolding it first", "000 / arm64 contpte.c",
-		"I4, I5" },
+		"I5 (I4 when the output or CONT changes)" },
 	[MMV_VMALLOC_PRE_CONTPTE] = { "vmalloc-pre-contpte", true,
 		"vmap maps 4K PTEs only (before contpte vmap)", "000 #09", "-" },
 	[MMV_VMALLOC_NO_LAZY_MMU] = { "vmalloc-no-lazy-mmu", true,

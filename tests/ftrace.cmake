@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The ftrace importer (tools/ftrace.c): both input forms, the mapping onto
+# ops events, malformed input, and a clean replay of an imported trace.
+if(NOT TARGET ptftrace)
+  include(${PROJECT_SOURCE_DIR}/tools/ftrace.cmake)
+endif()
+add_executable(test_ftrace test_ftrace.c)
+target_link_libraries(test_ftrace PRIVATE ptftrace ptreplay pttrace PkgConfig::CMOCKA)
+add_test(NAME ftrace COMMAND test_ftrace)
+set_tests_properties(ftrace PROPERTIES LABELS ftrace TIMEOUT 120)
+
+# The shipped ftrace captures replay clean (traces/examples/README-ftrace.md).
+file(GLOB ftrace_examples ${PROJECT_SOURCE_DIR}/traces/examples/ftrace-*.ptt)
+foreach(ex ${ftrace_examples})
+  get_filename_component(exname ${ex} NAME_WE)
+  add_test(NAME ftrace.example.${exname} COMMAND $<TARGET_FILE:ptfuzz> replay --quiet ${ex})
+  set_tests_properties(ftrace.example.${exname} PROPERTIES LABELS ftrace TIMEOUT 300)
+endforeach()

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_ftrace.c - the ftrace importer (tools/ftrace.c): both input forms
+ * (tracefs `trace`, `trace-cmd report`), the mapping onto ops events
+ * (returned addresses, failed calls, address spaces, markers), what is kept
+ * as a comment, malformed input, and that an imported trace replays clean.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ftrace.h"
+#include "session.h"
+#include "trace.h"
+
+/* Import txt as text; the whole output (NUL-terminated, caller frees). */
+static char *import_opts(const char *txt, const struct pt_ftrace_opts *opts, struct pt_ftrace_info *info)
+{
+	struct pt_error err = { PT_OK, "" };
+	void *data = NULL;
+	size_t size = 0;
+	int rc = pt_import_ftrace_mem(txt, strlen(txt), "t.trace", opts, PT_ENC_TEXT, &data, &size, info, &err);
+	if (rc)
+		fail_msg("import failed: %s", err.msg);
+	char *s = malloc(size + 1);
+	assert_non_null(s);
+	memcpy(s, data, size);
+	s[size] = '\0';
+	free(data);
+	return s;
+}
+
+static char *import(const char *txt)
+{
+	return import_opts(txt, NULL, NULL);
+}
+
+/* The event lines of a text trace (no header, no comments), joined by '\n'. */
+static char *ops_of(const char *trace)
+{
+	char *out = calloc(1, strlen(trace) + 1);
+	assert_non_null(out);
+	size_t o = 0;
+	for (const char *p = trace; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n && p[0] != '#' && p[0] != '@') {
+			memcpy(out + o, p, n);
+			o += n;
+			out[o++] = '\n';
+		}
+		p += n + (e ? 1 : 0);
+	}
+	out[o] = '\0';
+	return out;
+}
+
+static void assert_ops(const char *txt, const char *want)
+{
+	char *t = import(txt);
+	char *ops = ops_of(t);
+	if (strcmp(ops, want))
+		fail_msg("ops differ\n--- got:\n%s--- want:\n%s--- whole output:\n%s", ops, want, t);
+	free(ops);
+	free(t);
+}
+
+/* Import must fail with PT_ERR_IMPORT and a message starting with `where`. */
+static void assert_import_error(const char *txt, const char *where, const char *why)
+{
+	struct pt_error err = { PT_OK, "" };
+	void *data = (void *)1;
+	size_t size = 1;
+	int rc = pt_import_ftrace_mem(txt, strlen(txt), "bad.trace", NULL, PT_ENC_TEXT, &data, &size, NULL, &err);
+	assert_int_equal(rc, -1);
+	assert_null(data);
+	assert_int_equal(err.code, PT_ERR_IMPORT);
+	if (strncmp(err.msg, where, strlen(where)) || (why && !strstr(err.msg, why)))
+		fail_msg("error message '%s' does not start with '%s' (and contain '%s')", err.msg, where,
+			 why ? why : "");
+	assert_null(strchr(err.msg, '\n'));
+}
+
+#define TRACEFS_HEAD                                                                   \
+	"# tracer: nop\n"                                                              \
+	"#\n"                                                                          \
+	"# entries-in-buffer/entries-written: 12/12   #P:2\n"                          \
+	"#\n"                                                                          \
+	"#                                _-----=> irqs-off/BH-disabled\n"             \
+	"#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"                  \
+	"#              | |         |   |||||     |         |\n"
+
+static const char tracefs_session[] =
+	TRACEFS_HEAD
+	"   ftrace-workloa-75      [001] .....     3.100000: tracing_mark_write: ptfuzz kernel: linux-image-6.1.0-57-arm64-unsigned 6.1.192-1\n"
+	"   ftrace-workloa-75      [001] .....     3.100001: tracing_mark_write: BEGIN mmap 4M\n"
+	"   ftrace-workloa-75      [001] .....     3.100010: sys_mmap(addr: 0, len: 400000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+	"   ftrace-workloa-75      [001] .....     3.100020: sys_mmap -> 0xffff9a000000\n"
+	"   ftrace-workloa-75      [001] .....     3.100030: tracing_mark_write: ptfuzz touch 0xffff9a000000 0x400000 w\n"
+	"   ftrace-workloa-75      [000] d..1.     3.100040: sys_mprotect(start: ffff9a000000, len: 200000, prot: 1)\n"
+	"   ftrace-workloa-75      [000] .....     3.100050: sys_mprotect -> 0x0\n"
+	"   ftrace-workloa-75      [000] .....     3.100060: sys_madvise(start: ffff9a200000, len_in: 10000, behavior: 4)\n"
+	"   ftrace-workloa-75      [000] .....     3.100070: sys_madvise -> 0x0\n"
+	"   ftrace-workloa-75      [000] .....     3.100080: sys_mremap(addr: ffff9a200000, old_len: 200000, new_len: 400000, flags: 1, new_addr: 0)\n"
+	"   ftrace-workloa-75      [000] .....     3.100090: sys_mremap -> 0xffff99a00000\n"
+	"   ftrace-workloa-75      [000] .....     3.100100: sys_munmap(addr: ffff99a00000, len: 1000)\n"
+	"   ftrace-workloa-75      [000] .....     3.100110: sys_munmap -> 0x0\n"
+	"   ftrace-workloa-75      [000] .....     3.100120: tracing_mark_write: END mmap 4M\n";
+
+static const char tracefs_ops[] =
+	"cpu1 mmap va=0xffff9a000000 len=4M prot=rw asid=1\n"
+	"cpu1 touch va=0xffff9a000000 len=4M asid=1 flags=0x1\n"
+	"cpu1 switch tid=0\n"
+	"cpu0 mprotect va=0xffff9a000000 len=2M prot=r asid=1\n"
+	"cpu0 madvise dontneed va=0xffff9a200000 len=64K asid=1\n"
+	"cpu0 mremap va=0xffff9a200000 len=2M new_va=0xffff99a00000 new_len=4M asid=1 flags=0x3\n"
+	"cpu0 munmap va=0xffff99a00000 len=4K asid=1\n";
+
+static void test_tracefs_syscalls_become_ops(void **state)
+{
+	(void)state;
+	assert_ops(tracefs_session, tracefs_ops);
+}
+
+static void test_header_cpus_kernel_and_method(void **state)
+{
+	struct pt_ftrace_info info;
+	(void)state;
+	char *t = import_opts(tracefs_session, NULL, &info);
+	assert_non_null(strstr(t, "cpus=2"));
+	assert_non_null(strstr(t, "method=ftrace"));
+	assert_non_null(strstr(t, "linux-image-6.1.0-57-arm64-unsigned"));
+	assert_non_null(strstr(t, "cpu1 pid 75: marker: BEGIN mmap 4M"));
+	/* the kernel moved a growing mremap: replayed as MREMAP_FIXED to where it went */
+	assert_non_null(strstr(t, "replayed with MREMAP_FIXED to 0xffff99a00000"));
+	assert_int_equal(info.syscalls, 5);
+	assert_int_equal(info.ops, 6);
+	assert_int_equal(info.failed, 0);
+	assert_int_equal(info.asids, 1);
+	assert_int_equal(info.cpus, 2);
+	free(t);
+}
+
+static void test_trace_cmd_report_form(void **state)
+{
+	(void)state;
+	assert_ops("cpus=4\n"
+		   "CPU 2 is empty\n"
+		   "  workload-80    [003] .....   5.000001: print:                tracing_mark_write: ptfuzz thp: [always] madvise never\n"
+		   "  workload-80    [003] .....   5.000010: sys_enter_mmap:       addr: 0x00000000, len: 0x00200000, prot: 0x00000003, flags: 0x00000022, fd: 0xffffffff, off: 0x00000000\n"
+		   "  workload-80    [003] .....   5.000020: sys_exit_mmap:        0xffff80000000\n"
+		   "  workload-80    [003]   5.000030: print:  tracing_mark_write: ptfuzz touch ffff80000000 200000\n"
+		   "  workload-80    [003]   5.000040: sys_enter_munmap:     addr: 0xffff80000000, len: 0x00200000\n"
+		   "  workload-80    [003]   5.000050: sys_exit_munmap:      0x0\n",
+		   "cpu3 mmap va=0xffff80000000 len=2M prot=rw asid=1 order=9\n"
+		   "cpu3 touch va=0xffff80000000 len=2M asid=1 flags=0x1\n"
+		   "cpu3 munmap va=0xffff80000000 len=2M asid=1\n");
+}
+
+static void test_thp_option_overrides_the_marker(void **state)
+{
+	struct pt_ftrace_opts never = { PT_FTRACE_THP_NEVER }, always = { PT_FTRACE_THP_ALWAYS };
+	const char *txt =
+		"  w-1 [000] 1.0: tracing_mark_write: ptfuzz thp: always\n"
+		"  w-1 [000] 1.1: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		"  w-1 [000] 1.2: sys_mmap -> 0x10000000\n";
+	(void)state;
+	char *t = import_opts(txt, &never, NULL);
+	assert_null(strstr(t, "order="));
+	free(t);
+	t = import_opts(strchr(txt, '\n') + 1, &always, NULL);	/* without the marker */
+	assert_non_null(strstr(t, "order=9"));
+	free(t);
+}
+
+static void test_failed_calls_are_comments(void **state)
+{
+	struct pt_ftrace_info info;
+	(void)state;
+	const char *txt =
+		"  w-7 [000] 1.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		"  w-7 [000] 1.1: sys_mmap -> 0x20000000\n"
+		"  w-7 [000] 1.2: sys_mremap(addr: 20000000, old_len: 1000, new_len: 2000, flags: 0, new_addr: 0)\n"
+		"  w-7 [000] 1.3: sys_mremap -> 0xfffffffffffffff4\n"
+		"  w-7 [000] 1.4: sys_mprotect(start: 20000000, len: 2000, prot: 1)\n"
+		"  w-7 [000] 1.5: sys_mprotect -> 0xfffffffffffffff4\n"
+		"  w-7 [000] 1.6: sys_mmap(addr: 1, len: 1000, prot: 3, flags: 32, fd: ffffffffffffffff, off: 0)\n"
+		"  w-7 [000] 1.7: sys_mmap -> 0xffffffffffffffea\n";
+	char *t = import_opts(txt, NULL, &info);
+	char *ops = ops_of(t);
+	assert_string_equal(ops, "cpu0 mmap va=0x20000000 len=4K prot=rw asid=1\n");
+	assert_non_null(strstr(t, "mremap(addr=0x20000000, old_len=0x1000, new_len=0x2000, flags=0x0, new_addr=0x0) = -ENOMEM: failed in the kernel"));
+	assert_non_null(strstr(t, "= -EINVAL: failed in the kernel"));
+	assert_int_equal(info.failed, 3);
+	assert_int_equal(info.syscalls, 4);
+	free(ops);
+	free(t);
+}
+
+static void test_processes_are_address_spaces(void **state)
+{
+	(void)state;
+	/* pid 10 and 11 are processes; 12 is a thread of 10 (TGID column) */
+	assert_ops("  a-10    (     10) [000] 1.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  b-11    (     11) [001] 1.1: sys_mmap(addr: 0, len: 2000, prot: 1, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-10    (     10) [000] 1.2: sys_mmap -> 0x30000000\n"
+		   "  b-11    (     11) [001] 1.3: sys_mmap -> 0x30000000\n"
+		   "  a-12    (     10) [001] 1.4: sys_munmap(addr: 30000000, len: 1000)\n"
+		   "  a-12    (     10) [001] 1.5: sys_munmap -> 0x0\n"
+		   "  b-11    (     11) [000] 1.6: sched_process_exec: filename=/x pid=11 old_pid=11\n"
+		   "  b-11    (     11) [000] 1.7: sys_mmap(addr: 0, len: 1000, prot: 7, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  b-11    (     11) [000] 1.8: sys_mmap -> 0x40000000\n",
+		   "cpu0 mmap va=0x30000000 len=4K prot=rw asid=1\n"
+		   "cpu1 mmap va=0x30000000 len=8K prot=r asid=2\n"
+		   "cpu1 switch tid=12\n"
+		   "cpu1 munmap va=0x30000000 len=4K asid=1\n"
+		   "cpu0 switch tid=11\n"
+		   "cpu0 mmap va=0x40000000 len=4K prot=rwx asid=3\n");
+}
+
+static void test_untraced_memory_and_other_events_are_skipped(void **state)
+{
+	struct pt_ftrace_info info;
+	(void)state;
+	const char *txt =
+		"  w-5 [000] 1.0: sys_mprotect(start: 400000, len: 1000, prot: 1)\n"	/* the program's image */
+		"  w-5 [000] 1.1: sys_mprotect -> 0x0\n"
+		"  w-5 [000] 1.2: sys_openat(dfd: ffffff9c, filename: 4a2f10, flags: 0, mode: 0)\n"
+		"  w-5 [000] 1.3: sys_openat -> 0x3\n"
+		"  w-5 [000] 1.4: sys_mmap(addr: 0, len: 1000, prot: 1, flags: 2, fd: 3, off: 0)\n"	/* a file */
+		"  w-5 [000] 1.5: sys_mmap -> 0x50000000\n"
+		"  w-5 [000] 1.6: sys_munmap(addr: 50000000, len: 1000)\n"
+		"  w-5 [000] 1.7: sys_munmap -> 0x0\n"
+		"  w-5 [000] 1.8: sys_madvise(start: 60000000, len_in: 1000, behavior: 3)\n"
+		"  w-5 [000] 1.9: sys_madvise -> 0x0\n"
+		"  w-5 [000] 2.0: tracing_mark_write: ptfuzz touch 0x70000000 0x1000\n"
+		"  w-5 [000] 2.1: sched_switch: prev_comm=w prev_pid=5 ==> next_comm=swapper next_pid=0\n"
+		"CPU:0 [LOST 3 EVENTS]\n"
+		"  w-5 [000] 2.2: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n";
+	char *t = import_opts(txt, NULL, &info);
+	char *ops = ops_of(t);
+	assert_string_equal(ops, "");
+	assert_int_equal(info.skipped, 5);
+	assert_int_equal(info.ignored, 3);
+	assert_int_equal(info.lost, 3);
+	assert_int_equal(info.unpaired, 1);
+	assert_non_null(strstr(t, "a file mapping"));
+	assert_non_null(strstr(t, "an advice the model does not take"));
+	free(ops);
+	free(t);
+}
+
+static void test_mremap_bookkeeping(void **state)
+{
+	(void)state;
+	/* grow in place, then the grown part is known: an mprotect of it is replayed;
+	 * after a move the old range is unknown: its mprotect is a comment */
+	assert_ops("  w-9 [000] 1.0: sys_mmap(addr: 0, len: 2000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  w-9 [000] 1.1: sys_mmap -> 0x10000000\n"
+		   "  w-9 [000] 1.2: sys_mremap(addr: 10000000, old_len: 2000, new_len: 4000, flags: 0, new_addr: 0)\n"
+		   "  w-9 [000] 1.3: sys_mremap -> 0x10000000\n"
+		   "  w-9 [000] 1.4: sys_mprotect(start: 10002000, len: 2000, prot: 1)\n"
+		   "  w-9 [000] 1.5: sys_mprotect -> 0x0\n"
+		   "  w-9 [000] 1.6: sys_mremap(addr: 10000000, old_len: 4000, new_len: 4000, flags: 3, new_addr: 20000000)\n"
+		   "  w-9 [000] 1.7: sys_mremap -> 0x20000000\n"
+		   "  w-9 [000] 1.8: sys_mprotect(start: 10000000, len: 1000, prot: 1)\n"
+		   "  w-9 [000] 1.9: sys_mprotect -> 0x0\n"
+		   "  w-9 [000] 2.0: sys_mprotect(start: 20003000, len: 1000, prot: 0)\n"
+		   "  w-9 [000] 2.1: sys_mprotect -> 0x0\n",
+		   "cpu0 mmap va=0x10000000 len=8K prot=rw asid=1\n"
+		   "cpu0 mremap va=0x10000000 len=8K new_va=0x10000000 new_len=16K asid=1\n"
+		   "cpu0 mprotect va=0x10002000 len=8K prot=r asid=1\n"
+		   "cpu0 mremap va=0x10000000 len=16K new_va=0x20000000 new_len=16K asid=1 flags=0x3\n"
+		   "cpu0 mprotect va=0x20003000 len=4K asid=1\n");
+}
+
+static void test_imported_trace_replays_clean(void **state)
+{
+	struct pt_error err = { PT_OK, "" };
+	void *data = NULL;
+	size_t size = 0;
+	struct pt_event ev;
+	(void)state;
+	assert_int_equal(pt_import_ftrace_mem(tracefs_session, strlen(tracefs_session), "t", NULL, PT_ENC_BINARY,
+					      &data, &size, NULL, &err), 0);
+	struct pt_reader *r = pt_reader_open_mem(data, size, "t", &err);
+	assert_non_null(r);
+	struct pt_session *s = pt_session_new(pt_reader_header(r));
+	assert_non_null(s);
+	int rc;
+	while ((rc = pt_reader_next(r, &ev, &err)) == 1)
+		pt_session_event(s, &ev);
+	assert_int_equal(rc, 0);
+	pt_session_finish(s);
+	assert_int_equal(pt_session_nviolations(s), 0);
+	const struct pt_counters *c = pt_session_counters(s);
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
+		if (c->per_op[k].failed)
+			fail_msg("the model failed %llu %s op(s) the kernel did not", (unsigned long long)c->per_op[k].failed,
+				 pt_kind_name(k));
+	assert_int_equal(c->per_op[PT_EV_MREMAP].ops, 1);
+	pt_session_free(s);
+	pt_reader_close(r);
+	free(data);
+}
+
+static void test_empty_input(void **state)
+{
+	(void)state;
+	char *t = import("");
+	assert_non_null(strstr(t, "cpus=1"));
+	free(t);
+	t = import(TRACEFS_HEAD);
+	assert_non_null(strstr(t, "cpus=2"));
+	free(t);
+}
+
+static void test_malformed_input_names_file_line_col(void **state)
+{
+	(void)state;
+	assert_import_error("# tracer: nop\nhello world\n", "bad.trace:2:1: expected a trace line", NULL);
+	assert_import_error("  w-1 [000] x.0: sys_munmap(addr: 0, len: 1000)\n", "bad.trace:1:18:", "timestamp");
+	assert_import_error("  w-1 [000] 1.0 sys_munmap(addr: 0, len: 1000)\n", "bad.trace:1:16:", "':'");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: zz, len: 1000)\n", "bad.trace:1:35:",
+			    "hexadecimal");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: 0)\n", "bad.trace:1:", "expected 2 arguments");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: 0, len: 1, x: 2)\n", "bad.trace:1:", "got more");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: 0, len: 1000\n", "bad.trace:1:", "')'");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap -> banana\n", "bad.trace:1:32:", "return value");
+	assert_import_error("  w-1 [000] 1.0: sys_munmap => 0\n", "bad.trace:1:29:", "'->'");
+	assert_import_error("  w-1 [000] 1.0: sys_exit_munmap: 0x0 junk\n", "bad.trace:1:39:", "end of the line");
+	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz touch nowhere 1\n", "bad.trace:1:51:",
+			    "address");
+	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz touch 1000 1000 x\n", "bad.trace:1:61:",
+			    "end of");
+	assert_import_error("cpus=0\n", "bad.trace:1:6:", "CPU count");
+	assert_import_error("ok\n  w-1 [000] 1.0: sys_munmap(addr: 0, len: 1000)\n", "bad.trace:1:1:", NULL);
+	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: 0, len: 10000000000000000)\n", "bad.trace:1:", "hexadecimal");
+	/* a NUL byte */
+	{
+		struct pt_error err = { PT_OK, "" };
+		void *data;
+		size_t size;
+		static const char nul[] = "  w-1 [000] 1.0: sys_munmap(a\0ddr: 0, len: 1000)\n";
+		assert_int_equal(pt_import_ftrace_mem(nul, sizeof(nul) - 1, "bad.trace", NULL, PT_ENC_TEXT, &data,
+						      &size, NULL, &err), -1);
+		assert_string_equal(err.msg, "bad.trace:1:30: expected text, got a NUL byte");
+	}
+}
+
+static void test_file_api_and_missing_file(void **state)
+{
+	struct pt_error err = { PT_OK, "" };
+	char in[] = "/tmp/test_ftrace_inXXXXXX";
+	(void)state;
+	int fd = mkstemp(in);
+	assert_true(fd >= 0);
+	FILE *f = fdopen(fd, "w");
+	fputs(tracefs_session, f);
+	fclose(f);
+	char out[64];
+	snprintf(out, sizeof(out), "%s.ptt", in);
+	assert_int_equal(pt_import_ftrace(in, out, &err), 0);
+	struct pt_reader *r = pt_reader_open(out, &err);
+	assert_non_null(r);
+	assert_string_equal(pt_reader_header(r)->method, "ftrace");
+	pt_reader_close(r);
+	remove(out);
+	/* a malformed input leaves no output */
+	f = fopen(in, "w");
+	fputs("garbage\n", f);
+	fclose(f);
+	assert_int_equal(pt_import_ftrace(in, out, &err), -1);
+	assert_int_equal(err.code, PT_ERR_IMPORT);
+	assert_null(fopen(out, "r"));
+	remove(in);
+	assert_int_equal(pt_import_ftrace("/nonexistent/x.trace", out, &err), -1);
+	assert_int_equal(err.code, PT_ERR_IO);
+}
+
+/* Every prefix of a valid trace, and every single-byte corruption of it, imports or fails cleanly. */
+static void test_prefixes_and_corruptions_do_not_crash(void **state)
+{
+	size_t n = strlen(tracefs_session);
+	char *buf = malloc(n + 1);
+	(void)state;
+	assert_non_null(buf);
+	for (size_t i = 0; i <= n; i += 7) {
+		struct pt_error err = { PT_OK, "" };
+		void *data = NULL;
+		size_t size;
+		if (!pt_import_ftrace_mem(tracefs_session, i, "p", NULL, PT_ENC_TEXT, &data, &size, NULL, &err))
+			free(data);
+		else
+			assert_int_equal(err.code, PT_ERR_IMPORT);
+		memcpy(buf, tracefs_session, n);
+		buf[i < n ? i : 0] ^= (char)0x5a;
+		data = NULL;
+		if (!pt_import_ftrace_mem(buf, n, "c", NULL, PT_ENC_TEXT, &data, &size, NULL, &err))
+			free(data);
+		else
+			assert_int_equal(err.code, PT_ERR_IMPORT);
+	}
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tracefs_syscalls_become_ops),
+		cmocka_unit_test(test_header_cpus_kernel_and_method),
+		cmocka_unit_test(test_trace_cmd_report_form),
+		cmocka_unit_test(test_thp_option_overrides_the_marker),
+		cmocka_unit_test(test_failed_calls_are_comments),
+		cmocka_unit_test(test_processes_are_address_spaces),
+		cmocka_unit_test(test_untraced_memory_and_other_events_are_skipped),
+		cmocka_unit_test(test_mremap_bookkeeping),
+		cmocka_unit_test(test_imported_trace_replays_clean),
+		cmocka_unit_test(test_empty_input),
+		cmocka_unit_test(test_malformed_input_names_file_line_col),
+		cmocka_unit_test(test_file_api_and_missing_file),
+		cmocka_unit_test(test_prefixes_and_corruptions_do_not_crash),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* cmd_import_ftrace.c - `ptfuzz import-ftrace`: ftrace text -> ops-level .ptt / .ptt.zst. */
+#include <string.h>
+
+#include "cli.h"
+#include "ftrace.h"
+
+void help_import_ftrace(FILE *f)
+{
+	fputs("usage: ptfuzz import-ftrace [--thp always|never|trace] TRACE -o OUT\n"
+	      "\n"
+	      "Import ftrace text -- the tracefs `trace` file, `trace_pipe`, or the output\n"
+	      "of `trace-cmd report` -- as an ops-level ptfuzz trace.  The syscall events\n"
+	      "of mmap, mremap, mprotect, munmap and madvise (enter and exit) become one\n"
+	      "ops event per successful call, at the address the kernel returned; failed\n"
+	      "calls are kept as comments.  Each process becomes an address space (ASID\n"
+	      "1, 2, ...), the CPU is the trace line's.  trace_marker lines of the form\n"
+	      "`ptfuzz touch VA LEN [w|r]` become touches; `ptfuzz kernel: ...`,\n"
+	      "`ptfuzz machine: ...` and `ptfuzz thp: ...` fill the header and the THP\n"
+	      "policy.  Operations on memory no traced mmap mapped are kept as comments.\n"
+	      "OUT's encoding follows its name: binary if it ends in .zst, text\n"
+	      "otherwise; - writes text to standard output.\n"
+	      "\n"
+	      "options:\n"
+	      "  -o, --output OUT   the trace to write (required)\n"
+	      "      --thp MODE     transparent hugepages of the traced kernel: always\n"
+	      "                     (mmaps get order=9), never, or trace (default: what a\n"
+	      "                     `ptfuzz thp:` marker says, never without one)\n"
+	      "  -h, --help         this help\n"
+	      "\n"
+	      "exit status: 0 imported, 2 bad input or usage.\n",
+	      f);
+}
+
+int cmd_import_ftrace(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "thp", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct pt_ftrace_opts opts = { PT_FTRACE_THP_TRACE };
+	const char *out = NULL;
+	struct pt_error err = { PT_OK, "" };
+	int c;
+
+	while ((c = cli_getopt("import-ftrace", argc, argv, "o:h", longopts)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 't':
+			if (!strcmp(optarg, "always"))
+				opts.thp = PT_FTRACE_THP_ALWAYS;
+			else if (!strcmp(optarg, "never"))
+				opts.thp = PT_FTRACE_THP_NEVER;
+			else if (!strcmp(optarg, "trace"))
+				opts.thp = PT_FTRACE_THP_TRACE;
+			else
+				return cli_usage_error("import-ftrace", "--thp: expected always, never or trace, got '%s'",
+						       optarg);
+			break;
+		case 'h': help_import_ftrace(stdout); return EXIT_CLEAN;
+		default: return EXIT_BAD;
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("import-ftrace", "expected one TRACE, got %d", argc - optind);
+	if (!out)
+		return cli_usage_error("import-ftrace", "no output given (-o OUT)");
+	if (pt_import_ftrace_opts(argv[optind], out, &opts, NULL, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return EXIT_BAD;
+	}
+	return EXIT_CLEAN;
+}

@@ -1,0 +1,131 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# record-ftrace.sh - record an ops-level trace from a real Debian arm64 kernel:
+# download Debian's arm64 6.1 kernel and busybox-static (into a cache outside
+# the repository), build the static aarch64 workload (ftrace-workload.c), boot
+# it under qemu-system-aarch64 (TCG) with an initramfs whose /init
+# (ftrace-init.sh) enables the syscall events, fetch the ftrace text from the
+# serial console, import it with `ptfuzz import-ftrace`, and replay it.
+#
+# usage: traces/capture/record-ftrace.sh [-o OUT.ptt] [-k KERNEL-ABI] [--no-install]
+#   -o OUT.ptt      the trace to write (default traces/examples/ftrace-6.1-workload.ptt);
+#                   the raw ftrace text goes beside it as OUT.ftrace
+#   -k KERNEL-ABI   e.g. 6.1.0-57 (default: the newest linux-image-6.1.0-*-arm64-unsigned)
+#   --no-install    do not apt-get install the host tools (they must be there)
+#
+# environment: PTFUZZ_CAPTURE_CACHE (default ~/.cache/ptfuzz-capture),
+#              PTFUZZ (the ptfuzz binary; default build/ft/tools/ptfuzz, then `ptfuzz`),
+#              QEMU (default qemu-system-aarch64), SMP (2), MEM (1024).
+#
+# On a fresh Debian 12 (bookworm) x86-64 machine, as root or with sudo.
+# Timings there: download ≈ 5 s, boot + workload + trace dump ≈ 10-20 s.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
+out=$repo/traces/examples/ftrace-6.1-workload.ptt
+abi=
+install=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	-o) out=$2; shift 2 ;;
+	-k) abi=$2; shift 2 ;;
+	--no-install) install=0; shift ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "record-ftrace.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	esac
+done
+QEMU=${QEMU:-qemu-system-aarch64}
+SMP=${SMP:-2}
+MEM=${MEM:-1024}
+if [ -z "${PTFUZZ:-}" ]; then
+	if [ -x "$repo/build/ft/tools/ptfuzz" ]; then PTFUZZ=$repo/build/ft/tools/ptfuzz; else PTFUZZ=ptfuzz; fi
+fi
+say() { echo "record-ftrace: $*" >&2; }
+sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+t0=$(date +%s)
+
+# ---- 1. host tools (bookworm): cross compiler, static arm64 libc, QEMU ----
+if [ $install = 1 ]; then
+	need=
+	command -v aarch64-linux-gnu-gcc >/dev/null || need="$need gcc-aarch64-linux-gnu"
+	[ -e /usr/aarch64-linux-gnu/lib/libc.a ] || need="$need libc6-dev-arm64-cross"
+	command -v "$QEMU" >/dev/null || need="$need qemu-system-arm"
+	command -v cpio >/dev/null || need="$need cpio"
+	if [ -n "$need" ]; then
+		say "installing$need"
+		sudo_ apt-get update -q
+		sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
+	fi
+fi
+
+# ---- 2. Debian's arm64 kernel and busybox-static, downloaded, not installed ----
+mkdir -p "$cache/apt-lists-arm64/partial" "$cache/debs"
+aopt="-oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$cache/apt-lists-arm64"
+if [ -z "$(ls "$cache/apt-lists-arm64" | grep -i packages || true)" ] || [ -z "$abi" ]; then
+	say "apt-get update (arm64 lists in $cache/apt-lists-arm64)"
+	apt-get $aopt update -q >/dev/null
+fi
+if [ -z "$abi" ]; then
+	abi=$(apt-cache $aopt search --names-only '^linux-image-6\.1\.0-[0-9]+-arm64-unsigned$' |
+		sed -n 's/^linux-image-\(6\.1\.0-[0-9]*\)-arm64-unsigned .*/\1/p' | sort -V | tail -1)
+	[ -n "$abi" ] || { say "no linux-image-6.1.0-*-arm64-unsigned in Debian's archive"; exit 1; }
+fi
+kpkg=linux-image-$abi-arm64-unsigned
+(cd "$cache/debs" && ls ${kpkg}_*_arm64.deb >/dev/null 2>&1 || apt-get $aopt download "$kpkg" >/dev/null)
+(cd "$cache/debs" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 || apt-get $aopt download busybox-static >/dev/null)
+kdeb=$(ls "$cache"/debs/${kpkg}_*_arm64.deb | tail -1)
+bdeb=$(ls "$cache"/debs/busybox-static_*_arm64.deb | tail -1)
+kver=$(dpkg-deb -f "$kdeb" Version)
+bver=$(dpkg-deb -f "$bdeb" Version)
+kroot=$cache/root-$abi
+[ -e "$kroot/boot/vmlinuz-$abi-arm64" ] || dpkg -x "$kdeb" "$kroot"
+broot=$cache/root-busybox
+[ -e "$broot/bin/busybox" ] || dpkg -x "$bdeb" "$broot"
+say "kernel $kpkg $kver, busybox-static $bver"
+
+# ---- 3. the workload and the initramfs ----
+work=$cache/work
+rm -rf "$work"
+mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/sys" "$work/initrd/dev"
+aarch64-linux-gnu-gcc -static -O2 -Wall -o "$work/initrd/ftrace-workload" "$here/ftrace-workload.c"
+cp "$broot/bin/busybox" "$work/initrd/bin/busybox"
+ln -s busybox "$work/initrd/bin/sh"
+cp "$here/ftrace-init.sh" "$work/initrd/init"
+chmod +x "$work/initrd/init"
+qver=$("$QEMU" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
+qpkg=$(dpkg-query -W -f '${Version}' qemu-system-arm 2>/dev/null || echo "?")
+machine="qemu-system-aarch64 $qver (Debian $qpkg) -M virt -cpu max -smp $SMP -m $MEM, TCG"
+date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+cat > "$work/initrd/provenance" <<EOF
+ptfuzz kernel: Debian $kpkg $kver
+ptfuzz machine: $machine
+provenance: recorded $date by traces/capture/record-ftrace.sh; workload traces/capture/ftrace-workload.c; busybox-static $bver
+EOF
+(cd "$work/initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+
+# ---- 4. boot and run ----
+say "booting $kpkg under $QEMU (TCG)"
+t1=$(date +%s)
+timeout 600 "$QEMU" -M virt -cpu max -smp "$SMP" -m "$MEM" -nographic -no-reboot -nic none \
+	-kernel "$kroot/boot/vmlinuz-$abi-arm64" -initrd "$work/initrd.gz" \
+	-append "console=ttyAMA0 nokaslr panic=-1 quiet loglevel=1" </dev/null >"$work/console.log" 2>&1 || {
+	say "QEMU failed (console in $work/console.log)"; tail -20 "$work/console.log" >&2; exit 1; }
+t2=$(date +%s)
+tr -d '\r' <"$work/console.log" | sed -n '/^===PTFUZZ-FTRACE-BEGIN===$/,/^===PTFUZZ-FTRACE-END===$/p' |
+	sed '1d;$d' >"$work/ftrace.txt"
+grep -q 'sys_mremap' "$work/ftrace.txt" || { say "no syscall events in the trace (console in $work/console.log)"; exit 1; }
+grep 'ptfuzz-ftrace: workload exit' "$work/console.log" | tr -d '\r' >&2 || true
+say "trace: $(wc -l <"$work/ftrace.txt") lines in $work/ftrace.txt (boot + run $((t2 - t1)) s)"
+
+# ---- 5. import and replay ----
+# the raw ftrace text is kept beside the trace (OUT without .ptt, + .ftrace), and
+# imported from there under its own name so that the trace does not name the cache
+raw=${out%.ptt}.ftrace
+cp "$work/ftrace.txt" "$raw"
+(cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace "$(basename "$raw")" -o "$out")
+say "wrote $out ($(grep -vc '^[#@]' "$out") events)"
+"$PTFUZZ" replay "$out" || say "replay reported violations or errors (exit $?)"
+say "done in $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * reader.c - pt_reader: open a trace, tell the encoding by its first
+ * bytes, and hand out validated events; plus the checks both encodings
+ * share (header values, comment text).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace_impl.h"
+
+/* ---- byte source ---- */
+
+size_t pt_src_read(struct pt_src *s, void *buf, size_t n)
+{
+	uint8_t *p = buf;
+	size_t got = 0;
+
+	while (n && s->pb_pos < s->pb_len) {
+		*p++ = s->pushback[s->pb_pos++];
+		n--;
+		got++;
+	}
+	if (!n || s->eof)
+		return got;
+	if (!s->f) {
+		size_t left = s->mem_size - s->mem_pos;
+		if (n > left)
+			n = left;
+		if (n)
+			memcpy(p, s->mem + s->mem_pos, n);
+		s->mem_pos += n;
+		if (s->mem_pos == s->mem_size)
+			s->eof = true;
+		return got + n;
+	}
+	size_t r = fread(p, 1, n, s->f);
+	if (r < n) {
+		s->eof = true;
+		if (ferror(s->f))
+			s->err_no = errno ? errno : EIO;
+	}
+	return got + r;
+}
+
+/* ---- shared checks ---- */
+
+bool pt_text_ok(const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	for (size_t i = 0; i < len;) {
+		unsigned c = s[i];
+		if (c < 0x80) {
+			if ((c < 0x20 && c != '\t') || c == 0x7f)
+				return false;
+			i++;
+			continue;
+		}
+		/* UTF-8: shortest form only, no surrogates, at most U+10FFFF */
+		size_t k;
+		uint32_t cp;
+		if (c >= 0xc2 && c <= 0xdf) {
+			k = 1;
+			cp = c & 0x1f;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			k = 2;
+			cp = c & 0x0f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			k = 3;
+			cp = c & 0x07;
+		} else {
+			return false;
+		}
+		if (len - i <= k)
+			return false;
+		for (size_t j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + j] & 0x3f);
+		}
+		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+			return false;
+		i += k + 1;
+	}
+	return true;
+}
+
+static bool header_str_ok(const char *s, size_t size)
+{
+	const char *end = memchr(s, '\0', size);
+	return end && pt_text_ok(s, (size_t)(end - s));
+}
+
+enum pt_err pt_header_check(const struct pt_header *h, char *why, size_t size, const char **key)
+{
+	const char *k = NULL;
+	enum pt_err code = PT_ERR_HEADER;
+
+	if (h->version != PT_FORMAT_VERSION) {
+		k = "version";
+		code = PT_ERR_VERSION;
+		snprintf(why, size, "expected format version %u, got %u", PT_FORMAT_VERSION, h->version);
+	} else if (h->granule != 4096) {
+		k = "granule";
+		snprintf(why, size, "expected granule=4096 (4K; other granules are not modelled), got %u",
+			 h->granule);
+	} else if (h->va_bits != 48) {
+		k = "va_bits";
+		snprintf(why, size, "expected va_bits=48, got %u", h->va_bits);
+	} else if (h->cpus < 1 || h->cpus > PT_MAX_CPUS) {
+		k = "cpus";
+		snprintf(why, size, "expected cpus=1..%u, got %u", PT_MAX_CPUS, h->cpus);
+	} else {
+		if (!header_str_ok(h->kernel, sizeof(h->kernel)))
+			k = "kernel";
+		else if (!header_str_ok(h->machine, sizeof(h->machine)))
+			k = "machine";
+		else if (!header_str_ok(h->method, sizeof(h->method)))
+			k = "method";
+		else
+			return PT_OK;
+		snprintf(why, size, "expected %s to be UTF-8 text without control characters, "
+			 "shorter than the field", k);
+	}
+	if (key)
+		*key = k;
+	return code;
+}
+
+enum pt_err pt_comment_check(const char *text, char *why, size_t size)
+{
+	size_t len = strnlen(text, PT_MAX_COMMENT + 1);
+
+	if (len > PT_MAX_COMMENT) {
+		if (why)
+			snprintf(why, size, "expected a comment of at most %u bytes", PT_MAX_COMMENT);
+		return PT_ERR_FIELD;
+	}
+	if (!pt_text_ok(text, len)) {
+		if (why)
+			snprintf(why, size, "expected comment text in UTF-8 without control characters "
+				 "other than tab");
+		return PT_ERR_FIELD;
+	}
+	return PT_OK;
+}
+
+enum pt_encoding pt_encoding_for_path(const char *path)
+{
+	size_t n = strlen(path);
+	return n >= 4 && !strcmp(path + n - 4, ".zst") ? PT_ENC_BINARY : PT_ENC_TEXT;
+}
+
+/* ---- the reader ---- */
+
+struct pt_reader {
+	char *name;
+	struct pt_src src;
+	struct pt_header h;
+	enum pt_encoding enc;
+	struct pt_text_rd *text;
+	struct pt_bin_rd *bin;
+	int state;		/* 0 reading, 1 ended, -1 failed */
+	struct pt_error err;	/* the error that ended it */
+	char where[40];
+};
+
+static const uint8_t zstd_magic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+static struct pt_reader *reader_start(struct pt_reader *r, struct pt_error *err)
+{
+	struct pt_error tmp;
+
+	if (!err)
+		err = &tmp;
+	if (!r->name) {
+		free(r);
+		pt_error_set(err, PT_ERR_IO, "out of memory");
+		return NULL;
+	}
+	/* peek at the magic; the bytes go back to the decoder */
+	r->src.pb_len = pt_src_read(&r->src, r->src.pushback, sizeof(r->src.pushback));
+	r->src.pb_pos = 0;
+	if (r->src.err_no) {
+		pt_error_set(err, PT_ERR_IO, "%s: read error: %s", r->name, strerror(r->src.err_no));
+		pt_reader_close(r);
+		return NULL;
+	}
+	if (r->src.pb_len == 4 && !memcmp(r->src.pushback, zstd_magic, 4)) {
+		r->enc = PT_ENC_BINARY;
+		r->bin = pt_bin_open(&r->src, r->name, &r->h, err);
+	} else {
+		r->enc = PT_ENC_TEXT;
+		r->text = pt_text_open(&r->src, r->name, &r->h, err);
+	}
+	if (!r->bin && !r->text) {
+		pt_reader_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct pt_reader *pt_reader_open(const char *path, struct pt_error *err)
+{
+	struct pt_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		pt_error_set(err, PT_ERR_IO, "%s: out of memory", path);
+		return NULL;
+	}
+	if (!strcmp(path, "-")) {
+		r->src.f = stdin;
+		r->name = strdup("<stdin>");
+	} else {
+		r->src.f = fopen(path, "rb");
+		if (!r->src.f) {
+			pt_error_set(err, PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+			free(r);
+			return NULL;
+		}
+		r->src.own = true;
+		r->name = strdup(path);
+	}
+	return reader_start(r, err);
+}
+
+struct pt_reader *pt_reader_open_mem(const void *buf, size_t size, const char *name, struct pt_error *err)
+{
+	struct pt_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		pt_error_set(err, PT_ERR_IO, "%s: out of memory", name ? name : "<memory>");
+		return NULL;
+	}
+	r->src.mem = buf;
+	r->src.mem_size = size;
+	r->src.eof = size == 0;
+	r->name = strdup(name ? name : "<memory>");
+	return reader_start(r, err);
+}
+
+const struct pt_header *pt_reader_header(const struct pt_reader *r)
+{
+	return &r->h;
+}
+
+enum pt_encoding pt_reader_encoding(const struct pt_reader *r)
+{
+	return r->enc;
+}
+
+int pt_reader_next(struct pt_reader *r, struct pt_event *ev, struct pt_error *err)
+{
+	int rc;
+
+	if (r->state) {
+		if (r->state < 0 && err)
+			*err = r->err;
+		return r->state < 0 ? -1 : 0;
+	}
+	rc = r->bin ? pt_bin_next(r->bin, ev, &r->err) : pt_text_next(r->text, ev, &r->err);
+	if (rc < 0) {
+		r->state = -1;
+		if (err)
+			*err = r->err;
+	} else if (rc == 0) {
+		r->state = 1;
+	}
+	return rc;
+}
+
+const char *pt_reader_where(const struct pt_reader *r)
+{
+	struct pt_reader *w = (struct pt_reader *)r;	/* the buffer is a cache */
+
+	if (r->bin)
+		snprintf(w->where, sizeof(w->where), "byte %llu", (unsigned long long)pt_bin_offset(r->bin));
+	else
+		snprintf(w->where, sizeof(w->where), "line %llu", (unsigned long long)pt_text_line(r->text));
+	return r->where;
+}
+
+void pt_reader_close(struct pt_reader *r)
+{
+	if (!r)
+		return;
+	pt_bin_close(r->bin);
+	pt_text_close(r->text);
+	if (r->src.own)
+		fclose(r->src.f);
+	free(r->name);
+	free(r);
+}
