@@ -14,10 +14,15 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <glob.h>
 
 #include "ftrace.h"
 #include "session.h"
 #include "trace.h"
+
+#ifndef FTRACE_EXAMPLES
+#define FTRACE_EXAMPLES ""
+#endif
 
 /* Import txt as text; the whole output (NUL-terminated, caller frees). */
 static char *import_opts(const char *txt, const struct pt_ftrace_opts *opts, struct pt_ftrace_info *info)
@@ -280,34 +285,81 @@ static void test_mremap_bookkeeping(void **state)
 		   "cpu0 mprotect va=0x20003000 len=4K asid=1\n");
 }
 
-static void test_imported_trace_replays_clean(void **state)
+/* Replay an encoded trace through a session: no violation, and no op the model failed. */
+static void assert_replays_clean(const void *data, size_t size, const char *name)
 {
 	struct pt_error err = { PT_OK, "" };
-	void *data = NULL;
-	size_t size = 0;
 	struct pt_event ev;
-	(void)state;
-	assert_int_equal(pt_import_ftrace_mem(tracefs_session, strlen(tracefs_session), "t", NULL, PT_ENC_BINARY,
-					      &data, &size, NULL, &err), 0);
-	struct pt_reader *r = pt_reader_open_mem(data, size, "t", &err);
+	struct pt_reader *r = pt_reader_open_mem(data, size, name, &err);
 	assert_non_null(r);
 	struct pt_session *s = pt_session_new(pt_reader_header(r));
 	assert_non_null(s);
 	int rc;
 	while ((rc = pt_reader_next(r, &ev, &err)) == 1)
 		pt_session_event(s, &ev);
-	assert_int_equal(rc, 0);
+	if (rc)
+		fail_msg("%s: %s", name, err.msg);
 	pt_session_finish(s);
-	assert_int_equal(pt_session_nviolations(s), 0);
+	if (pt_session_nviolations(s))
+		fail_msg("%s: %u violation(s)", name, pt_session_nviolations(s));
 	const struct pt_counters *c = pt_session_counters(s);
 	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
 		if (c->per_op[k].failed)
-			fail_msg("the model failed %llu %s op(s) the kernel did not", (unsigned long long)c->per_op[k].failed,
-				 pt_kind_name(k));
-	assert_int_equal(c->per_op[PT_EV_MREMAP].ops, 1);
+			fail_msg("%s: the model failed %llu %s op(s) the kernel did not", name,
+				 (unsigned long long)c->per_op[k].failed, pt_kind_name(k));
 	pt_session_free(s);
 	pt_reader_close(r);
+}
+
+static void test_imported_trace_replays_clean(void **state)
+{
+	struct pt_error err = { PT_OK, "" };
+	void *data = NULL;
+	size_t size = 0;
+	(void)state;
+	assert_int_equal(pt_import_ftrace_mem(tracefs_session, strlen(tracefs_session), "t", NULL, PT_ENC_BINARY,
+					      &data, &size, NULL, &err), 0);
+	assert_replays_clean(data, size, "tracefs_session");
 	free(data);
+}
+
+/* The raw ftrace text of the shipped captures (traces/examples/ftrace-*.ftrace) imports and replays clean. */
+static void test_shipped_captures_import_and_replay_clean(void **state)
+{
+	glob_t g;
+	char pat[1024];
+	(void)state;
+	if (!*FTRACE_EXAMPLES)
+		skip();
+	snprintf(pat, sizeof(pat), "%s/ftrace-*.ftrace", FTRACE_EXAMPLES);
+	if (glob(pat, 0, NULL, &g)) {
+		print_message("no %s\n", pat);
+		skip();
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		long n = ftell(f);
+		rewind(f);
+		char *buf = malloc((size_t)n + 1);
+		assert_non_null(buf);
+		assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+		fclose(f);
+		struct pt_error err = { PT_OK, "" };
+		struct pt_ftrace_info info;
+		void *data = NULL;
+		size_t size = 0;
+		if (pt_import_ftrace_mem(buf, (size_t)n, g.gl_pathv[i], NULL, PT_ENC_BINARY, &data, &size, &info, &err))
+			fail_msg("%s", err.msg);
+		assert_true(info.ops > 0);
+		assert_int_equal(info.unpaired, 0);
+		assert_int_equal(info.lost, 0);
+		assert_replays_clean(data, size, g.gl_pathv[i]);
+		free(data);
+		free(buf);
+	}
+	globfree(&g);
 }
 
 static void test_empty_input(void **state)
@@ -422,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_untraced_memory_and_other_events_are_skipped),
 		cmocka_unit_test(test_mremap_bookkeeping),
 		cmocka_unit_test(test_imported_trace_replays_clean),
+		cmocka_unit_test(test_shipped_captures_import_and_replay_clean),
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_malformed_input_names_file_line_col),
 		cmocka_unit_test(test_file_api_and_missing_file),

@@ -55,6 +55,8 @@ int cmd_replay(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_import_casemate(int argc, char **argv);
+int cmd_import_ftrace(int argc, char **argv);
+void help_import_ftrace(FILE *f);
 int cmd_variants(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 void help_compare(FILE *f);

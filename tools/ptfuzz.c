@@ -34,6 +34,8 @@ static const struct command commands[] = {
 	  cmd_stats, help_stats },
 	{ "compare", "compare [--json] --variant A [--variant B] TRACE...",
 	  "model costs per op kind under two variants, and the deltas", cmd_compare, help_compare },
+	{ "import-ftrace", "import-ftrace TRACE -o OUT", "ftrace text (tracefs, trace-cmd report) -> ops-level trace",
+	  cmd_import_ftrace, help_import_ftrace },
 	{ "variants", "variants [--json]", "the patched default, the bug variants and the baselines",
 	  cmd_variants, help_variants },
 #ifdef PTFUZZ_HAVE_CASEMATE

@@ -57,6 +57,7 @@ static const struct pt_key k_switch[] = { K("tid", TID, REQ), K("flags", FLAGS, 
 static const struct pt_key k_migrate[] = { K("tid", TID, REQ), K("to", LEN, REQ), END };
 static const struct pt_key k_begin[] = { K("va", VA, OPT), K("len", LEN, OPT), K("asid", ASID, OPT),
 					 K("bound", LEN2, OPT), END };
+static const struct pt_key k_end[] = { K("err", LEN, OPT), END };
 static const struct pt_key k_asid[] = { K("asid", ASID, REQ), END };
 static const struct pt_key k_lock_rule[] = { K("root", PA, REQ), K("key", VA, REQ), END };
 static const struct pt_key k_mmap[] = { K("va", VA, REQ), K("len", LEN, REQ), K("prot", PROT, OPT),
@@ -106,7 +107,7 @@ static const struct pt_kind_schema schemas[PT_EV_KIND_COUNT] = {
 	[PT_EV_SWITCH] = { "switch", NULL, 0, k_switch, false },
 	[PT_EV_MIGRATE] = { "migrate", NULL, 0, k_migrate, false },
 	[PT_EV_BEGIN] = S_OPS("begin", opkind_ops, k_begin, false),
-	[PT_EV_END] = { "end", NULL, 0, k_none, false },
+	[PT_EV_END] = { "end", NULL, 0, k_end, false },
 	[PT_EV_MM_EXIT] = { "mm_exit", NULL, 0, k_asid, false },
 	[PT_EV_LOCK_RULE] = S_OPS("lock_rule", lock_ops, k_lock_rule, false),
 	[PT_EV_COMMENT] = { "#", NULL, 0, k_none, false },

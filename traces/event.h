@@ -48,7 +48,7 @@ enum pt_kind {
 	PT_EV_SWITCH = 16,	/* context switch on this CPU to thread tid (implies __switch_to()'s dsb(ish)); flags */
 	PT_EV_MIGRATE = 17,	/* thread tid leaves this CPU for CPU `len` (to=) */
 	PT_EV_BEGIN = 18,	/* op: operation kind; va, len, asid: an operation (syscall, vmap, ...) starts */
-	PT_EV_END = 19,		/* the operation this CPU began returns */
+	PT_EV_END = 19,		/* the operation this CPU began returns; err (len): the errno it returns, 0 = success */
 	PT_EV_MM_EXIT = 20,	/* address space asid is torn down; its ASID is not reused before rollover */
 	PT_EV_LOCK_RULE = 21,	/* hint: tables under root pa require lock (op class, key va) to be written */
 	PT_EV_COMMENT = 22,	/* a `#` comment line, kept so that conversion is lossless */

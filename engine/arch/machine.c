@@ -21,6 +21,7 @@ struct pt_table {
 	uint64_t latest[PT_PTRS];	/* program order: what the kernel reads back */
 	uint64_t visible[PT_PTRS];	/* what the walker is guaranteed to see */
 	uint64_t vis_sseq[PT_PTRS];	/* store order of the visible value */
+	uint16_t npending[PT_PTRS];	/* stores to the entry still in some CPU's store buffer */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
 };
@@ -619,6 +620,48 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	OBS(m, tlbi_done, cpu, t->op, t->va, t->size);
 }
 
+/* Other CPUs' pending stores to (frame, idx) older than sseq become visible now, in order. */
+static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, unsigned idx, uint64_t sseq)
+{
+	for (;;) {
+		/* the oldest such store first */
+		unsigned best_cpu = UINT32_MAX;
+		uint32_t best = 0;
+		uint64_t best_seq = sseq;
+		for (unsigned c = 0; c < m->ncpus; c++) {
+			if (c == self)
+				continue;
+			struct cpu *cp = &m->cpu[c];
+			for (uint32_t i = 0; i < cp->stores.n; i++) {
+				const struct pend_store *ps = &cp->stores.v[i];
+				if (ps->frame == frame && ps->idx == idx && ps->sseq < best_seq) {
+					best_cpu = c;
+					best = i;
+					best_seq = ps->sseq;
+				}
+			}
+		}
+		if (best_cpu == UINT32_MAX)
+			return;
+		struct cpu *cp = &m->cpu[best_cpu];
+		struct pend_store ps = cp->stores.v[best];
+		memmove(&cp->stores.v[best], &cp->stores.v[best + 1], (cp->stores.n - best - 1) * sizeof(ps));
+		cp->stores.n--;
+		struct pt_frame *fr = &m->frames.v[frame];
+		if (fr->state != PT_FS_TABLE)
+			return;
+		fr->tbl->npending[idx]--;
+		if (fr->tbl->vis_sseq[idx] > ps.sseq)
+			continue;
+		const struct pend_store *saved = m->applying;
+		m->applying = &ps;
+		apply_visible(m, frame, idx, ps.val, best_cpu);
+		m->applying = saved;
+		if (m->frames.v[frame].state == PT_FS_TABLE)
+			m->frames.v[frame].tbl->vis_sseq[idx] = ps.sseq;
+	}
+}
+
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
@@ -631,7 +674,14 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 			continue;
 		}
 		struct pt_frame *fr = &m->frames.v[ps.frame];
-		/* coherence: a later store to the entry already visible wins over this one */
+		if (fr->state == PT_FS_TABLE && fr->tbl->npending[ps.idx])
+			fr->tbl->npending[ps.idx]--;
+		/* coherence: stores to this entry that come before this one in coherence order (other
+		 * CPUs' older stores, which this CPU's program observed) reach the walker first */
+		if (fr->state == PT_FS_TABLE && fr->tbl->npending[ps.idx])
+			drain_older(m, cpu, ps.frame, ps.idx, ps.sseq);
+		fr = &m->frames.v[ps.frame];
+		/* a later store to the entry already visible wins over this one */
 		if (fr->state == PT_FS_TABLE && fr->tbl->vis_sseq[ps.idx] > ps.sseq)
 			continue;
 		m->applying = &ps;
@@ -861,6 +911,7 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	OBS(m, pt_stored, f, idx, old, ev->val);
 	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
 	struct pend_store s = { f, idx, ev->val, ++m->sseq, o->id, o->kind, o->open };
+	t->npending[idx]++;
 	VEC_PUSH(m->cpu[ev->cpu].stores, s);
 }
 
@@ -875,6 +926,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 			fr->tbl->latest[i] = 0;
 			const struct pt_opctx *o = &m->cpu[ev->cpu].op;
 			struct pend_store s = { f, i, 0, ++m->sseq, o->id, o->kind, o->open };
+			fr->tbl->npending[i]++;
 			VEC_PUSH(m->cpu[ev->cpu].stores, s);
 			fr = &m->frames.v[f];
 		}
@@ -1080,6 +1132,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	case PT_EV_END:
 		if (c->op.open) {
+			c->op.err = (uint32_t)ev->len;
 			OBS(m, op_end, ev->cpu, &c->op);
 			c->op.open = false;
 		}

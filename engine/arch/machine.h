@@ -131,6 +131,7 @@ struct pt_opctx {
 	uint64_t begin_event;
 	uint64_t steps, bound;
 	bool hang_reported;
+	uint32_t err;		/* the errno the operation returned (END's err), 0 = success */
 };
 
 struct pt_machine;

@@ -1069,8 +1069,8 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		}
 	}
 	cs->ngroups = 0;
-	/* I8 */
-	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len)
+	/* I8: an unmap that failed (EINVAL ...) unmapped nothing, by contract */
+	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len && !op->err)
 		check_unmap(c, cpu, op);
 	cs->nsnap = 0;
 }

@@ -44,13 +44,18 @@ static unsigned sched_on(unsigned kind)
 	}
 }
 
+static void emit_now(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
+{
+	ev->cpu = (uint16_t)t->cpu;
+	mm->sink.emit(mm->sink.ctx, ev);
+}
+
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
 {
 	/* every shared access is a scheduling point; begin/end only bracket */
 	if (ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_END)
 		mm_sched_point(mm, t, sched_on(ev->kind));
-	ev->cpu = (uint16_t)t->cpu;
-	mm->sink.emit(mm->sink.ctx, ev);
+	emit_now(mm, t, ev);
 }
 
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
@@ -103,9 +108,12 @@ void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t
 
 void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
 {
+	/* the scheduling point comes first, then the wait, then the acquisition with no point in
+	 * between: nothing can take the lock after the wait saw it free */
+	mm_sched_point(mm, t, PT_SCHED_LOCK);
 	mm_wait_lock(mm, t, cls, key, write);
 	struct pt_event ev = { .kind = PT_EV_LOCK, .op = (uint8_t)cls, .pa = key, .flags = write ? PT_LOCK_WRITE : 0 };
-	mm_emit(mm, t, &ev);
+	emit_now(mm, t, &ev);
 }
 
 void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key)

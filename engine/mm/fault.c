@@ -46,12 +46,22 @@ static uint64_t walk_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_s
 	for (unsigned l = 0; l < level; l++) {
 		uint64_t ep = pt_entry_pa(table, l, addr);
 		uint64_t e = mm_read(mm, t, ep);
-		if (pte_none(e))
+		if (pte_none(e)) {
 			table = mm_table_alloc_install(mm, t, s, ep, l + 1);
-		else if (pte_valid(e) && pmd_table(e))
+		} else if (pte_valid(e) && pmd_table(e)) {
 			table = desc_pa(e);
-		else
+		} else if (l == 2 && !pte_valid(e)) {
+			/* a PMD invalidated by a THP split in progress (pmdp_invalidate): the fault waits
+			 * for the splitter's pmd_lock and looks again */
+			uint64_t ptl = ep & PAGE_MASK;
+			mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+			mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+			if (!mm_step(mm, t))
+				return 0;
+			l--;
+		} else {
 			return 0;	/* a block is in the way */
+		}
 	}
 	return pt_entry_pa(table, level, addr);
 }

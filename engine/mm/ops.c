@@ -57,7 +57,7 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 		b.asid = 0;
 	mm_emit(mm, t, &b);
 	int rc = d->fn(mm, t, ev);
-	struct pt_event e = { .kind = PT_EV_END };
+	struct pt_event e = { .kind = PT_EV_END, .len = (uint64_t)rc };
 	mm_emit(mm, t, &e);
 	mm_site(mm, t, NULL);
 	return rc;

@@ -130,11 +130,13 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 	for (;;) {
 		bool held_w = false;
 		uint32_t holder = pt_machine_lock_holder(mm->m, cls, key, &held_w);
-		if (holder == UINT32_MAX || holder == t->tid)
+		if (holder == UINT32_MAX || (held_w && holder == t->tid))
 			return;
 		bool shared = cls == PT_LOCK_MMAP && !write && !held_w;
 		if (shared || mm->running != t)
 			return;	/* readers share; outside a schedule nobody could release it */
+		/* held for read by others (or by this thread: an upgrade would deadlock), or for
+		 * write by another thread: wait */
 		t->blocked = true;
 		yield(mm, t);
 		t->blocked = false;

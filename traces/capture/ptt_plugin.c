@@ -180,9 +180,18 @@ static void child_ref(uint64_t pa, int level, bool kernel, unsigned cpu, bool sn
 		bm_set(pa >> PAGE_SHIFT, true);
 		if (same)
 			return;
+		/* the free itself is not observed: place it just before the observed zeroing of the
+		 * new allocation if there is one, else here */
 		emit("# table 0x%" PRIx64 " (unhooked earlier) published again with new contents: freed and reused",
 		     pa);
-		emit("cpu%u page_free pa=0x%" PRIx64, cpu, pa);
+		struct zslot *zr = &zva[(pa >> PAGE_SHIFT) % ZSLOTS];
+		if (zr->valid && zr->pfn == pa >> PAGE_SHIFT) {
+			struct insert ins = { zr->pos, inserts->len,
+					      g_strdup_printf("cpu%u page_free pa=0x%" PRIx64, zr->cpu, pa) };
+			g_array_append_val(inserts, ins);
+		} else {
+			emit("cpu%u page_free pa=0x%" PRIx64, cpu, pa);
+		}
 		n_ev[C_FREE]++;
 		memset(t->e, 0, sizeof(t->e));
 	} else {

@@ -64,6 +64,7 @@ fi
 # ---- 2. Debian's arm64 kernel and busybox-static, downloaded, not installed ----
 mkdir -p "$cache/apt-lists-arm64/partial" "$cache/debs"
 aopt="-oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$cache/apt-lists-arm64"
+[ "$(id -u)" = 0 ] && aopt="$aopt -oAPT::Sandbox::User=root"	# _apt cannot write into $HOME/.cache
 if [ -z "$(ls "$cache/apt-lists-arm64" | grep -i packages || true)" ] || [ -z "$abi" ]; then
 	say "apt-get update (arm64 lists in $cache/apt-lists-arm64)"
 	apt-get $aopt update -q >/dev/null

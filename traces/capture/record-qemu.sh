@@ -6,10 +6,11 @@
 # qemu-system-aarch64 (TCG) with the ptt_plugin.so QEMU plugin, and convert
 # it to ptfuzz's binary format.
 #
-#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-i ITERATIONS] [-s SMP] [-m MEM_MB] [-k]
+#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-i ITERATIONS] [-w MODE] [-s SMP] [-m MEM_MB] [-k]
 #
 #   -o  output trace (default: traces/examples/qemu-<kernel>-workload.ptt.zst)
 #   -i  workload iterations (default 1)
+#   -w  workload mode: basic (default) or contpte-mprotect (see workload.c)
 #   -s  vCPUs (default 2); -m guest memory in MiB (default 1024)
 #   -k  keep the text .ptt next to the output
 #
@@ -28,15 +29,16 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
-OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0
-while getopts "o:i:s:m:kh" o; do
+OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0 MODE=basic
+while getopts "o:i:w:s:m:kh" o; do
 	case $o in
 	o) OUT=$OPTARG ;;
 	i) ITERS=$OPTARG ;;
+	w) MODE=$OPTARG ;;
 	s) SMP=$OPTARG ;;
 	m) MEM=$OPTARG ;;
 	k) KEEP=1 ;;
-	*) sed -n '4,26p' "$0"; exit 2 ;;
+	*) sed -n '4,27p' "$0"; exit 2 ;;
 	esac
 done
 log() { printf '== %s\n' "$*" >&2; }
@@ -101,10 +103,10 @@ if [ ! -x "$PTFUZZ" ]; then
 fi
 
 # ---- record ----
-[ -n "$OUT" ] || OUT=$REPO/traces/examples/qemu-$KABI-workload.ptt.zst
+[ -n "$OUT" ] || OUT=$REPO/traces/examples/qemu-$KABI-$MODE.ptt.zst
 TXT=$BUILD/$(basename "${OUT%.zst}")
 CPU="max,lpa2=off"	# 48-bit VA, 4 levels (with LPA2 the kernel runs 52-bit VA, 5 levels)
-APPEND="console=ttyAMA0 nokaslr panic=-1 ptt_iters=$ITERS"
+APPEND="console=ttyAMA0 nokaslr panic=-1 ptt_iters=$ITERS ptt_mode=$MODE"
 CMD=("$QEMU" -L "$ROOT/qemu/usr/share/qemu" -M virt -cpu "$CPU" -smp "$SMP" -m "$MEM" -nographic
      -no-reboot -nic none -kernel "$KERNEL" -initrd "$BUILD/initrd.gz" -append "$APPEND"
      -plugin "$BUILD/ptt_plugin.so,out=$TXT,ramsize=$((MEM << 20))")

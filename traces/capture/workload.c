@@ -3,7 +3,14 @@
  * workload.c - the guest program whose page-table operations ptt_plugin.so
  * records.  Static aarch64 binary, run as the initramfs's workload:
  *
- *   workload [iterations]
+ *   workload [iterations [mode]]
+ *
+ * mode "basic" (default): PMD-aligned and unaligned mremap, mprotect,
+ * munmap, madvise(DONTNEED), mremap growth, a THP (huge PMD) moved by
+ * mremap, a THP split by an mprotect of one page (its PTEs come back as
+ * contpte blocks, the block holding the page is unfolded);
+ * mode "contpte-mprotect": also mprotect a whole 64 KiB contpte block of the
+ * split THP (the kernel changes the block's permission without unfolding).
  *
  * Every operation is bracketed by marker instructions (HINT #0x6a, a NOP on
  * hardware) that the plugin turns into `begin <op> va= len= asid=` / `end`;
@@ -131,6 +138,7 @@ static void check(const char *p, int v, const char *what)
 int main(int argc, char **argv)
 {
 	int iters = argc > 1 ? atoi(argv[1]) : 1;
+	int whole_block = argc > 2 && !strcmp(argv[2], "contpte-mprotect");
 	cpu_set_t set;
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
@@ -183,15 +191,28 @@ int main(int argc, char **argv)
 		g = remap(g, 64 * K, 256 * K, MREMAP_MAYMOVE, NULL);
 		touch(g, 256 * K, 5);
 
-		/* 7. THP: a huge PMD, mprotect part of it (splits it), mremap it, unmap */
-		note("thp split");
+		/* 7. THP: a huge PMD moved by mremap (move_huge_pmd) */
+		note("thp mremap");
 		char *h = map_aligned(2 * M, 2 * M, 1);
 		touch(h, 2 * M, 6);
-		protect(h + 64 * K, 64 * K, PROT_READ);
 		char *hd = map_aligned(2 * M, 2 * M, 0);
 		unmap(hd, 2 * M);
 		h = remap(h, 2 * M, 2 * M, MREMAP_MAYMOVE | MREMAP_FIXED, hd);
 		check(h + M, 6, "thp mremap");
+
+		/* 7b. the THP split by an mprotect of one page: the PMD becomes a PTE table (contpte
+		 * blocks), the block holding the page is unfolded; then back */
+		note("thp split, mprotect 4K");
+		protect(h + 68 * K, 4 * K, PROT_READ);
+		protect(h + 68 * K, 4 * K, PROT_READ | PROT_WRITE);
+		touch(h + 64 * K, 64 * K, 7);
+		if (whole_block) {
+			/* 7c. a whole contpte block read-only and back */
+			note("contpte block mprotect 64K");
+			protect(h + 128 * K, 64 * K, PROT_READ);
+			protect(h + 128 * K, 64 * K, PROT_READ | PROT_WRITE);
+			touch(h + 128 * K, 64 * K, 8);
+		}
 
 		/* 8. tear everything down */
 		note("teardown");
