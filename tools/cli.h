@@ -148,6 +148,6 @@ void json_end(struct json *j);
 /*! report_text() : the readable report of v (ctx may be NULL). */
 void report_text(FILE *f, const struct pt_violation *v, const struct vctx *ctx, const struct vctx *actx);
 /*! report_json() : v as one JSON object. */
-void report_json(struct json *j, const struct pt_violation *v);
+void report_json(struct json *j, const struct pt_violation *v, const struct vctx *ctx, const struct vctx *actx);
 
 #endif

@@ -384,7 +384,8 @@ static void file_json(struct json *j, const struct replay_run *run)
 	json_key(j, "violations");
 	json_array_begin(j);
 	for (unsigned i = 0; run->s && i < pt_session_nviolations(run->s); i++)
-		report_json(j, pt_session_violation(run->s, i));
+		report_json(j, pt_session_violation(run->s, i), i < run->nctx ? &run->ctx[i] : NULL,
+			    i < run->nctx ? &run->actx[i] : NULL);
 	json_array_end(j);
 	json_object_end(j);
 }
@@ -434,7 +435,7 @@ int cmd_replay(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct replay_run run = {
 			.path = argv[i],
-			.context = !as_json && !quiet,
+			.context = !quiet,
 			.progress = !quiet && isatty(STDERR_FILENO),
 			.record = record,
 			.variants = variants,

@@ -152,7 +152,27 @@ static void stale_json(struct json *j, const struct pt_stale *st)
 	json_object_end(j);
 }
 
-void report_json(struct json *j, const struct pt_violation *v)
+/* The events around a violation as JSON: [{"index", "cpu", "event"}...], the violating one last
+ * unless the check ran at the end of the trace. */
+static void context_json(struct json *j, const struct vctx *ctx)
+{
+	json_array_begin(j);
+	for (unsigned i = 0; ctx && i < ctx->n; i++) {
+		json_object_begin(j);
+		json_key(j, "index");
+		json_u64(j, ctx->index[i]);
+		json_key(j, "cpu");
+		json_u64(j, ctx->cpu[i]);
+		json_key(j, "event");
+		json_string(j, ctx->line[i]);
+		json_key(j, "violating");
+		json_bool(j, ctx->index[i] == ctx->mark);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+void report_json(struct json *j, const struct pt_violation *v, const struct vctx *ctx, const struct vctx *actx)
 {
 	char buf[DESC_TEXT];
 
@@ -182,5 +202,15 @@ void report_json(struct json *j, const struct pt_violation *v)
 	json_string(j, v->rule);
 	json_key(j, "stale");
 	stale_json(j, &v->stale);
+	json_key(j, "arch_event");
+	json_u64(j, v->arch_event);
+	json_key(j, "repeats");
+	json_u64(j, v->repeats);
+	json_key(j, "trace");
+	context_json(j, ctx);
+	/* the arch-level interleaving (with the mm model's events), one entry per event, each with
+	 * its CPU: what the text report draws in columns */
+	json_key(j, "interleaving");
+	context_json(j, actx && actx->n ? actx : NULL);
 	json_object_end(j);
 }

@@ -387,6 +387,15 @@ case_replay_record() {
 	pf replay --record rec.ptt.zst "$DATA/ops-bbm.ptt"
 	pf convert rec.ptt.zst rec2.ptt
 	cmp rec.ptt rec2.ptt || fail "binary and text recordings differ"
+	pf replay --json "$DATA/ops-bbm.ptt"
+	expect_rc 1
+	python3 - out <<'PY' || fail "the JSON report lacks the arch-level interleaving"
+import json, sys
+v = json.load(open(sys.argv[1]))["files"][0]["violations"][0]
+il = v["interleaving"]
+assert il and il[-1]["violating"] and {e["cpu"] for e in il} >= {0, 1}, il
+assert v["trace"] and "pt_write" in v["trace"][-1]["event"]
+PY
 	expect_usage_error replay --record new.ptt "$DATA/ops-bbm.ptt" "$DATA/clean.ptt"
 	printf 'cpu0 mmap va=0x1000 len=4K\ncpu0 bogus\n' >bad.ptt
 	pf replay --record new.ptt bad.ptt
