@@ -654,7 +654,7 @@ static int judge(const struct example *ex, struct verdict *v, char *why, size_t 
 	snprintf(log, sizeof(log), "%s/%s.log", CASEMATE_EXAMPLES, ex->name);
 	f = fopen(log, "rb");
 	if (!f) {
-		snprintf(why, whysize, "%s: cannot open", log);
+		snprintf(why, whysize, "%.*s: cannot open", (int)(whysize > 16 ? whysize - 16 : 0), log);
 		return -1;
 	}
 	fclose(f);

@@ -61,7 +61,6 @@ enum { ST_WAIT = 0, ST_PENDING, ST_REC, ST_DONE };
 static volatile int state;
 static int start_cpu = -1;
 static uint64_t user_root, user_asid, kern_root;
-static unsigned start_level0 = 0, start_level1 = 0;
 
 /* per-vCPU register handles */
 struct vcpu {
@@ -344,7 +343,6 @@ static void start_recording(unsigned cpu)
 	emit("cpu%u isb", cpu);
 	emit("# snapshot ends (%" PRIu64 " entries, %u tables); what follows is recorded as executed",
 	     n_ev[C_SNAP], g_hash_table_size(tables));
-	start_level0 = start_level1 = 0;
 	state = ST_REC;
 }
 
