@@ -47,6 +47,7 @@ static void add_costs(struct pt_counters *sum, const struct pt_counters *c)
 		d->ops += o->ops;
 		d->failed += o->failed;
 		d->pt_writes += o->pt_writes;
+		d->cont_writes += o->cont_writes;
 		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
 			d->tlbi_by_op[op] += o->tlbi_by_op[op];
 		d->dsb += o->dsb;
@@ -60,16 +61,17 @@ static void add_costs(struct pt_counters *sum, const struct pt_counters *c)
 }
 
 /* The metrics compared, in order. */
-#define NMETRIC (9 + PT_TLBI_COUNT)
+#define NBASE 10
+#define NMETRIC (NBASE + PT_TLBI_COUNT)
 static const char *metric_name(unsigned i)
 {
-	static const char *const base[] = { "ops", "pt_writes", "tlbi", "dsb", "dmb", "isb", "tables_alloc",
-					     "tables_freed", "pages_alloc" };
+	static const char *const base[NBASE] = { "ops", "pt_writes", "cont_writes", "tlbi", "dsb", "dmb", "isb",
+						  "tables_alloc", "tables_freed", "pages_alloc" };
 	static char names[PT_TLBI_COUNT][24];
-	if (i < 9)
+	if (i < NBASE)
 		return base[i];
-	snprintf(names[i - 9], sizeof(names[i - 9]), "  tlbi %s", pt_op_name(PT_EV_TLBI, i - 9));
-	return names[i - 9];
+	snprintf(names[i - NBASE], sizeof(names[i - NBASE]), "  tlbi %s", pt_op_name(PT_EV_TLBI, i - NBASE));
+	return names[i - NBASE];
 }
 
 static uint64_t metric(const struct pt_op_costs *o, unsigned i)
@@ -80,14 +82,15 @@ static uint64_t metric(const struct pt_op_costs *o, unsigned i)
 	switch (i) {
 	case 0: return o->ops;
 	case 1: return o->pt_writes;
-	case 2: return tlbi;
-	case 3: return o->dsb;
-	case 4: return o->dmb;
-	case 5: return o->isb;
-	case 6: return o->tables_alloc;
-	case 7: return o->tables_freed;
-	case 8: return o->pages_alloc;
-	default: return o->tlbi_by_op[i - 9];
+	case 2: return o->cont_writes;
+	case 3: return tlbi;
+	case 4: return o->dsb;
+	case 5: return o->dmb;
+	case 6: return o->isb;
+	case 7: return o->tables_alloc;
+	case 8: return o->tables_freed;
+	case 9: return o->pages_alloc;
+	default: return o->tlbi_by_op[i - NBASE];
 	}
 }
 
@@ -168,9 +171,9 @@ int cmd_compare(int argc, char **argv)
 			json_object_begin(&j);
 			for (unsigned m = 0; m < NMETRIC; m++) {
 				uint64_t va = metric(oa, m), vb = metric(ob, m);
-				if (m >= 9 && !va && !vb)
+				if (m >= NBASE && !va && !vb)
 					continue;
-				json_key(&j, m >= 9 ? metric_name(m) + 2 : metric_name(m));
+				json_key(&j, m >= NBASE ? metric_name(m) + 2 : metric_name(m));
 				json_object_begin(&j);
 				json_key(&j, "a");
 				json_u64(&j, va);
@@ -202,7 +205,7 @@ int cmd_compare(int argc, char **argv)
 				continue;
 			for (unsigned m = 0; m < NMETRIC; m++) {
 				uint64_t va = metric(oa, m), vb = metric(ob, m);
-				if (m >= 9 && !va && !vb)
+				if (m >= NBASE && !va && !vb)
 					continue;
 				char ratio[16] = "-";
 				if (va)

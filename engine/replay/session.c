@@ -77,7 +77,11 @@ static void count_op(struct pt_op_costs *o, const struct pt_event *ev)
 	case PT_EV_DSB: o->dsb++; break;
 	case PT_EV_DMB: o->dmb++; break;
 	case PT_EV_ISB: o->isb++; break;
-	case PT_EV_PT_WRITE: o->pt_writes++; break;
+	case PT_EV_PT_WRITE:
+		o->pt_writes++;
+		if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
+			o->cont_writes++;
+		break;
 	case PT_EV_PAGE_ALLOC:
 		if (ev->op == PT_FRAME_TABLE)
 			o->tables_alloc++;

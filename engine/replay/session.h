@@ -20,6 +20,7 @@ struct pt_op_costs {
 	uint64_t ops;			/* how many ops of the kind ran */
 	uint64_t failed;		/* of which the kernel would have failed (EINVAL, ...) */
 	uint64_t pt_writes;
+	uint64_t cont_writes;		/* of which wrote a valid CONT descriptor (TLB reach: 16 pages per entry) */
 	uint64_t tlbi_by_op[PT_TLBI_COUNT];
 	uint64_t dsb, dmb, isb;
 	uint64_t tables_alloc, tables_freed;
