@@ -1468,3 +1468,9 @@ bool pt_machine_cont_group(const struct pt_machine *m, uint32_t f, unsigned grou
 }
 
 bool pt_machine_has_lock_rules(const struct pt_machine *m) { return m->rules.n != 0; }
+
+uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_t i)
+{
+	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
+	return ps->op_open ? ps->op : 0;
+}

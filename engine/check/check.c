@@ -1014,6 +1014,8 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		unsigned idx;
 		uint64_t val;
 		pt_machine_pending(m, cpu, i, &f, &idx, &val);
+		if (pt_machine_pending_op(m, cpu, i) != op->id)
+			continue;	/* an earlier operation's store (a lazy vunmap's): judged there */
 		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
 		uint64_t va = entry_va(c, f, idx, &found);
