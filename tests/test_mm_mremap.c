@@ -39,10 +39,8 @@
 #include "session.h"
 #include "trace.h"
 
-#define K (1ull << 10)
 #define M (1ull << 20)
 #define G (1ull << 30)
-#define PMD_SIZE (2 * M)
 
 static const char *corpus_dir;
 static bool full;

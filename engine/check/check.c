@@ -889,7 +889,8 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
 	if (!is_unmap(op) || !pt_desc_valid(old))
 		return;
-	uint64_t lo = op->va, hi = op->va + op->len, size = pt_level_size(level);
+	/* the kernel unmaps whole pages: the length rounds up */
+	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull, size = pt_level_size(level);
 	if (va >= lo && va + size <= hi)
 		return;		/* entirely inside: what the unmap is for */
 	struct cpu_state *cs = &c->cpu[cpu];
@@ -931,7 +932,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 	struct pt_machine *m = c->m;
 	struct cpu_state *cs = &c->cpu[cpu];
 	bool kernel = kernel_va(op->va);
-	uint64_t start = op->va, end = op->va + op->len;
+	uint64_t start = op->va, end = (op->va + op->len + 0xfff) & ~0xfffull;	/* whole pages */
 	struct inside_ctx x = { 0 };
 
 	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);

@@ -491,7 +491,7 @@ static bool can_realign_addr(const struct pagetable_move_control *pmc, uint64_t 
 }
 
 /*
- * try_realign_addr() (6.8): start the move at the PMD boundary below both
+ * try_realign_addr() (Joel Fernandes, 2023): start the move at the PMD boundary below both
  * addresses so that the first, partial PMD moves as a table too.  old_end is
  * unchanged: the realignment only moves the start.
  */

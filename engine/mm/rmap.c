@@ -198,8 +198,12 @@ static void try_to_unmap_one(struct mm_model *mm, struct mm_thread *t, struct mm
 			continue;
 		}
 		uint64_t pteval = ptep_clear_flush(mm, t, s, w.address, w.ptep);
-		if (pte_present(pteval))
+		if (pte_present(pteval)) {
 			unmapped_push(u, w.address);
+			/* the reference changes with the PTE, under its PTL: a concurrent operation
+			 * checking the range sees both agree */
+			ref_clear_range(s, w.address, w.address + PAGE_SIZE);
+		}
 	}
 	mm_site(mm, t, prev);
 }
@@ -269,8 +273,6 @@ static uint64_t reclaim_folio(struct mm_model *mm, struct mm_thread *t, struct m
 		for (uint32_t i = 0; i < u.n; i++)
 			mm_free_pages(mm, t, f->pa + (u.va[i] - f->va), 0);
 	}
-	for (uint32_t i = 0; i < u.n; i++)
-		ref_clear_range(s, u.va[i], u.va[i] + PAGE_SIZE);
 	free(u.va);
 	return u.n;
 }

@@ -19,8 +19,8 @@ static const struct mm_variant_info variants[MMV_COUNT] = {
 		"a moved page table flushed with the last-level hint only (walk cache survives)",
 		"004 (page-walk-cache flush on moves)", "I3" },
 	[MMV_MREMAP_DST_NOT_NONE] = { "mremap-dst-not-none", false,
-		"move_normal_pmd/move_huge_pud over a live destination entry (no pmd_none check)",
-		"004 (WARN_ON_ONCE(!pmd_none(*new_pmd)))", "I9/I10" },
+		"move_normal_pmd/move_normal_pud over a live destination entry (no pmd_none check)",
+		"004 (WARN_ON_ONCE(!pmd_none(*new_pmd)))", "I3, I4 (the default WARNs: I9)" },
 	[MMV_MREMAP_FLUSH_AFTER_PTL_DROP] = { "mremap-flush-after-ptl-drop", false,
 		"move_ptes drops the PTL before its TLB flush while the old page can be freed through "
 		"the new mapping", "CVE-2018-18281 (2018 mremap fix, mm/mremap.c move_ptes)", "I1" },
