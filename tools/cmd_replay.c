@@ -126,7 +126,8 @@ static void capture(struct replay_run *run, uint64_t fed, const struct pt_violat
 	memset(c, 0, sizeof(*c));
 	c->mark = v->event;
 	for (uint64_t i = lo; i < hi; i++)
-		ctx_line(c, i, &ring[i % RING].ev);
+		if (ring[i % RING].ev.kind != PT_EV_COMMENT)	/* comments have no CPU: not a column */
+			ctx_line(c, i, &ring[i % RING].ev);
 }
 
 static void capture_new(struct replay_run *run)

@@ -98,6 +98,9 @@ struct pt_machine {
 
 	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
 	struct hmap releases;		/* key(class, key) -> releasing cpu << 48 | store sequence */
+	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
+	VEC(struct pt_opctx) parked_ops;
+	unsigned last_cpu;		/* the CPU of the last event applied */
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 
@@ -1010,6 +1013,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->rmap, 10);
 	hmap_init(&m->locks, 6);
 	hmap_init(&m->releases, 6);
+	hmap_init(&m->parked, 4);
 	m->asid_root = malloc(65536 * sizeof(uint32_t));
 	if (!m->asid_root)
 		abort();
@@ -1045,6 +1049,8 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->rmap);
 	hmap_destroy(&m->locks);
 	hmap_destroy(&m->releases);
+	hmap_destroy(&m->parked);
+	free(m->parked_ops.v);
 	free(m);
 }
 
@@ -1110,6 +1116,24 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		if (!(ev->flags & PT_SWITCH_NO_DSB))
 			dsb(m, ev->cpu, PT_BAR_ISH);
 		OBS(m, barrier, ev);
+		if (c->tid != ev->tid && !c->irq_depth) {
+			/* the operation a thread is inside goes with it: park the outgoing thread's,
+			 * take up the incoming thread's (a thread can migrate in the middle of an op) */
+			uint64_t slot = hmap_get(&m->parked, c->tid, HMAP_EMPTY);
+			if (slot == HMAP_EMPTY && c->op.open) {
+				VEC_PUSH(m->parked_ops, c->op);
+				hmap_set(&m->parked, c->tid, m->parked_ops.n - 1);
+			} else if (slot != HMAP_EMPTY) {
+				m->parked_ops.v[slot] = c->op;
+			}
+			slot = hmap_get(&m->parked, ev->tid, HMAP_EMPTY);
+			if (slot != HMAP_EMPTY) {
+				c->op = m->parked_ops.v[slot];
+				m->parked_ops.v[slot].open = false;
+			} else {
+				memset(&c->op, 0, sizeof(c->op));
+			}
+		}
 		c->tid = ev->tid;
 		break;
 	case PT_EV_MIGRATE:
@@ -1146,6 +1170,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_COMMENT: break;
 	default: return -1;
 	}
+	m->last_cpu = ev->cpu;
 	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
 		c->op.steps++;
 		OBS(m, step, ev->cpu, &c->op);
@@ -1474,3 +1499,5 @@ uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_
 	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
 	return ps->op_open ? ps->op : 0;
 }
+
+unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }

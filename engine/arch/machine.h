@@ -188,6 +188,8 @@ uint64_t pt_machine_hash(const struct pt_machine *m);
 /* ---- queries (for checkers, reports and the mm model) ---- */
 
 unsigned pt_machine_cpus(const struct pt_machine *m);
+/*! pt_machine_last_cpu() : the CPU of the last event applied (model reports between events). */
+unsigned pt_machine_last_cpu(const struct pt_machine *m);
 uint64_t pt_machine_event_index(const struct pt_machine *m);	/* index of the event being applied */
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m);
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx);

@@ -186,7 +186,8 @@ int pt_checker_report(struct pt_checker *c, unsigned id, const char *tag, const 
 	const struct pt_event *ev = pt_machine_current_event(c->m);
 	va_list ap;
 	va_start(ap, fmt);
-	int r = vreport(c, id, ev ? ev->cpu : 0, tag, rule, va, pa, old_desc, new_desc, stale, fmt, ap);
+	int r = vreport(c, id, ev ? ev->cpu : pt_machine_last_cpu(c->m), tag, rule, va, pa, old_desc, new_desc, stale,
+			fmt, ap);
 	va_end(ap);
 	return r;
 }
