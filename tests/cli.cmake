@@ -20,6 +20,7 @@ set(PTFUZZ_CLI_CASES
   convert_roundtrip_text
   convert_roundtrip_binary
   convert_keeps_output_on_error
+  convert_to_fifo
   stats)
 if(TARGET ptcasemate)
   list(APPEND PTFUZZ_CLI_CASES import_casemate)

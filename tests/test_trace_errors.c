@@ -78,7 +78,8 @@ static void record(struct buf *stream, const struct buf *m)
 /* Header fields: version 1, granule 2, va_bits 3, cpus 4, kernel 5, machine 6, method 7 */
 static void header(struct buf *s, unsigned version, unsigned granule, unsigned va_bits, unsigned cpus)
 {
-	struct buf m = { .n = 0 };
+	static struct buf m;	/* 1 MiB: static, not on the stack */
+	m.n = 0;
 	fv(&m, 1, version);
 	fv(&m, 2, granule);
 	fv(&m, 3, va_bits);
@@ -95,7 +96,8 @@ static void std_header(struct buf *s)
 /* Event fields: kind 1, cpu 2, op 3, pa 4, val 5, va 6, len 7, asid 8, level 9, ... text 19 */
 static void isb(struct buf *s, unsigned cpu)
 {
-	struct buf m = { .n = 0 };
+	static struct buf m;
+	m.n = 0;
 	fv(&m, 1, 5);
 	if (cpu)
 		fv(&m, 2, cpu);

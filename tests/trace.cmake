@@ -27,10 +27,12 @@ add_test(NAME trace_desc COMMAND test_trace_desc)
 ptfuzz_trace_test(test_trace_writer)
 add_test(NAME trace_writer COMMAND test_trace_writer)
 
-# round trip of every *.ptt / *.ptt.zst under corpus/ and the samples, globbed at run time
+# round trip of every *.ptt / *.ptt.zst under corpus/, the shipped real
+# traces and the samples, globbed at run time
 ptfuzz_trace_test(test_trace_roundtrip)
 add_test(NAME trace_roundtrip
-         COMMAND test_trace_roundtrip --samples ${PTFUZZ_TRACE_DATA}/traces ${PROJECT_SOURCE_DIR}/corpus)
+         COMMAND test_trace_roundtrip --samples ${PTFUZZ_TRACE_DATA}/traces ${PROJECT_SOURCE_DIR}/corpus
+                 ${PROJECT_SOURCE_DIR}/traces/examples)
 
 ptfuzz_trace_test(test_trace_stream)
 add_test(NAME trace_stream COMMAND test_trace_stream)

@@ -28,7 +28,7 @@
  * when non-zero; addresses (va pa new_va key root) and flags in 0x hex;
  * lengths (len new_len) with the largest exact K/M/G/T suffix, else hex;
  * val as pt_desc_format(); prot as `none` or `rwx` letters; counts
- * (to steps bound) and everything else in decimal.
+ * (to steps bound err) and everything else in decimal.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -92,8 +92,8 @@ static enum key_fmt key_fmt(const struct pt_key *k)
 		return KF_PROT;
 	case PT_F_LEN:
 	case PT_F_LEN2:
-		/* migrate's to=, sched's steps= and begin's bound= are counts that
-		 * live in the length fields */
+		/* migrate's to=, sched's steps=, begin's bound= and end's err= are
+		 * numbers that live in the length fields */
 		return !strcmp(k->name, "len") || !strcmp(k->name, "new_len") ? KF_SIZE : KF_DEC;
 	default:
 		return KF_DEC;

@@ -23,6 +23,7 @@ struct pt_writer {
 	char *tmp;		/* temporary file */
 	FILE *f;
 	bool is_mem;		/* pt_writer_open_mem() */
+	bool direct;		/* path is a device or a FIFO: written in place, never replaced */
 	char *mem;		/* open_memstream() buffer */
 	size_t mem_size;
 	enum pt_encoding enc;
@@ -82,8 +83,19 @@ struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const s
 	}
 	w->enc = enc;
 	w->cpus = h->cpus;
+	struct stat st;
 	if (!strcmp(path, "-")) {
 		w->f = stdout;
+	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		/* a device, FIFO or /dev/stdout: there is no file to replace atomically, and
+		 * renaming over it would destroy it; write to it as it is */
+		w->path = strdup(path);
+		w->direct = true;
+		w->f = w->path ? fopen(path, "wb") : NULL;
+		if (!w->f) {
+			pt_error_set(err, PT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+			goto fail;
+		}
 	} else {
 		w->path = strdup(path);
 		if (w->path && asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0)
@@ -242,6 +254,13 @@ int pt_writer_close(struct pt_writer *w, struct pt_error *err)
 		return rc;
 	}
 	errno = 0;
+	if (w->direct) {
+		if (writer_finish(w) | fclose(w->f))
+			rc = pt_error_set(err, PT_ERR_IO, "%s: cannot write: %s", wname(w), strerror(errno));
+		w->f = NULL;
+		writer_free(w);
+		return rc;
+	}
 	if (writer_finish(w)) {
 		rc = pt_error_set(err, PT_ERR_IO, "%s: cannot write: %s", wname(w), strerror(errno));
 	} else if (w->path) {

@@ -422,6 +422,19 @@ case_variants() {
 	expect_rc 0
 }
 
+case_convert_to_fifo() {
+	# a device or FIFO is written in place, never replaced by a renamed file
+	mkfifo fifo
+	cat fifo >got &
+	reader=$!
+	pf convert "$DATA/clean.ptt" fifo
+	expect_rc 0
+	wait $reader
+	[ -p fifo ] || fail "convert replaced the FIFO with a file"
+	pf convert "$DATA/clean.ptt" want.ptt
+	cmp got want.ptt || fail "what came through the FIFO differs from the converted file"
+}
+
 command -v "case_$CASE" >/dev/null 2>&1 || { echo "no test case '$CASE'" >&2; exit 1; }
 "case_$CASE"
 echo "ok [$CASE]"
