@@ -212,14 +212,36 @@ static int measure(enum phase ph, const char *path, int reps, struct best *b)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: ptfuzz-bench-replay [--reps N] FILE\n"
+		   "       ptfuzz-bench-replay --profile decode|replay FILE\n"
 		   "  Decode-only and full-replay throughput of FILE (best of N runs, default 3),\n"
-		   "  each phase's peak RSS, and the replay's violations (must be 0).\n");
+		   "  each phase's peak RSS, and the replay's violations (must be 0).\n"
+		   "  --profile runs one phase once, in this process, for perf record.\n");
+}
+
+/* One phase, in-process, once: what to put under `perf record`. */
+static int profile_phase(const char *name, const char *path)
+{
+	enum phase ph = !strcmp(name, "decode") ? PH_DECODE : !strcmp(name, "replay") ? PH_REPLAY : PH_COUNT;
+	struct run r = { 0 };
+
+	if (ph == PH_COUNT) {
+		usage(stderr);
+		return 2;
+	}
+	run_phase(ph, path, &r);
+	if (!r.ok) {
+		fprintf(stderr, "ptfuzz-bench-replay: %s\n", r.error);
+		return 2;
+	}
+	printf("%s %s: %" PRIu64 " events in %.2f s: %.2f M events/s, %" PRIu64 " violations\n", name, path,
+	       r.events, r.seconds, r.seconds > 0 ? (double)r.events / r.seconds / 1e6 : 0.0, r.violations);
+	return r.violations ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
 	int reps = 3;
-	const char *path = NULL;
+	const char *path = NULL, *profile = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
@@ -228,6 +250,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "ptfuzz-bench-replay: --reps: 1..%d\n", MAX_REPS);
 				return 2;
 			}
+		} else if (!strcmp(argv[i], "--profile") && i + 1 < argc) {
+			profile = argv[++i];
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);
 			return 0;
@@ -247,6 +271,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptfuzz-bench-replay: %s: %s\n", path, strerror(errno));
 		return 2;
 	}
+	if (profile)
+		return profile_phase(profile, path);
 
 	struct best b[PH_COUNT];
 	if (measure(PH_BASELINE, path, 1, &b[PH_BASELINE]) || measure(PH_DECODE, path, reps, &b[PH_DECODE]) ||
