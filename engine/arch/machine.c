@@ -101,6 +101,7 @@ struct pt_machine {
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
+	uint32_t last_frame;		/* frame_get()'s one-entry cache */
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 
@@ -128,9 +129,13 @@ static inline uint64_t va_key(uint64_t va, unsigned level)
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pfn)
+		return m->last_frame;	/* the same table again: the common case */
 	uint64_t idx = hmap_get(&m->frame_by_pfn, pfn, HMAP_EMPTY);
-	if (idx != HMAP_EMPTY)
+	if (idx != HMAP_EMPTY) {
+		m->last_frame = (uint32_t)idx;
 		return (uint32_t)idx;
+	}
 	if (!create)
 		return PT_NO_FRAME;
 	struct pt_frame f = { .pfn = pfn };
@@ -1019,6 +1024,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 		abort();
 	memset(m->asid_root, 0xff, 65536 * sizeof(uint32_t));
 	m->kernel_root = PT_NO_FRAME;
+	m->last_frame = PT_NO_FRAME;
 	return m;
 }
 
@@ -1062,8 +1068,8 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
 
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
-	const struct pt_kind_schema *s = pt_kind_schema(ev->kind);
-	if (!s || s->ops_level)
+	/* arch-level kinds are below the ops-level ones (event.h) */
+	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
 		return -1;
 	assert(ev->cpu < m->ncpus);
 	struct cpu *c = &m->cpu[ev->cpu];
@@ -1194,6 +1200,8 @@ struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &
 
 uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
+	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pa >> PT_PAGE_SHIFT)
+		return m->last_frame;
 	uint64_t idx = hmap_get(&m->frame_by_pfn, pa >> PT_PAGE_SHIFT, HMAP_EMPTY);
 	return idx == HMAP_EMPTY ? PT_NO_FRAME : (uint32_t)idx;
 }

@@ -265,24 +265,6 @@ static bool change_is_safe(uint64_t old, uint64_t new)
 	       !((old ^ new) & ~PERM_BITS);
 }
 
-static bool frame_is_kernel_table(struct pt_checker *c, uint32_t f, bool *user)
-{
-	bool kernel = false;
-	*user = false;
-	if (pt_machine_first_pos(c->m, f) == UINT32_MAX) {
-		/* not walkable yet (its hook is still in a store buffer): where it hangs in program order */
-		const struct pt_frame *fr = pt_machine_frame(c->m, f);
-		*user = fr->latest_space == 1;
-		return fr->latest_space == 2;
-	}
-	for (uint32_t p = pt_machine_first_pos(c->m, f); p != UINT32_MAX; p = pt_machine_pos(c->m, p)->next) {
-		if (pt_machine_pos(c->m, p)->global)
-			kernel = true;
-		else
-			*user = true;
-	}
-	return kernel;
-}
 
 /* Attributes that must be identical across a contiguous group (AF and dirty state may differ: Arm ARM D8.6.1). */
 static uint64_t cont_attrs(uint64_t d, bool complete)
@@ -358,41 +340,74 @@ static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *f
 	return pt_machine_pos(c->m, p)->va + idx * pt_level_size(fr->level);
 }
 
+/* Where a table translates, in one pass over its positions (or, for a table not walkable yet,
+ * where it hangs in program order). */
+struct tinfo {
+	bool found;		/* it has a position: walkable now or through a walk-cache entry */
+	bool kernel, user;	/* positions in the kernel's / a user address space */
+	uint16_t asid;		/* the user ASID */
+	uint64_t va;		/* the first VA it translates */
+};
+
+static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
+{
+	const struct pt_frame *fr = pt_machine_frame(c->m, f);
+	memset(ti, 0, sizeof(*ti));
+	uint32_t p = pt_machine_first_pos(c->m, f);
+	if (p == UINT32_MAX) {
+		ti->kernel = fr->latest_space == 2;
+		ti->user = fr->latest_space == 1;
+		ti->asid = fr->latest_asid;
+		ti->va = fr->latest_space ? fr->latest_va : 0;
+		return;
+	}
+	ti->found = true;
+	ti->va = pt_machine_pos(c->m, p)->va;
+	for (; p != UINT32_MAX; p = pt_machine_pos(c->m, p)->next) {
+		const struct pt_pos *pp = pt_machine_pos(c->m, p);
+		if (pp->global) {
+			ti->kernel = true;
+		} else {
+			ti->user = true;
+			ti->asid = pp->asid;
+		}
+	}
+}
+
 /* ---- hooks ---- */
 
-static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
+		       const struct tinfo *ti)
 {
 	struct pt_machine *m = c->m;
 	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
 		return;		/* the trace records no locks: nothing to judge */
+	if (!ti->found)
+		return;		/* not hooked anywhere: a table being prepared needs no lock */
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	unsigned cpu = cur_cpu(c);
 	uint32_t tid = pt_machine_tid(m, cpu);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
-	uint32_t root = pt_machine_table_root(m, f);
+	uint64_t va = ti->va + idx * pt_level_size(fr->level);
 	unsigned cls;
 	uint64_t key;
-	bool found;
-	uint64_t va = entry_va(c, f, idx, &found);
 
-	if (!found)
-		return;		/* not hooked anywhere: a table being prepared needs no lock */
-	if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
-		if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
-			report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new, NULL,
-			       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
-			       "that owns its tables",
-			       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid,
-			       pt_op_name(PT_EV_LOCK, cls), (unsigned long long)key);
-		return;
+	if (pt_machine_has_lock_rules(m)) {
+		uint32_t root = pt_machine_table_root(m, f);
+		if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
+			if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
+				report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new,
+				       NULL,
+				       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
+				       "that owns its tables",
+				       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid,
+				       pt_op_name(PT_EV_LOCK, cls), (unsigned long long)key);
+			return;
+		}
 	}
-	bool user;
-	if (frame_is_kernel_table(c, f, &user) || !user || !pt_machine_locks_recorded(m))
+	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
 		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
-	uint16_t asid = 0;
-	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next)
-		if (!pt_machine_pos(m, p)->global)
-			asid = pt_machine_pos(m, p)->asid;
+	uint16_t asid = ti->asid;
 	bool w = false;
 	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid)
 		return;
@@ -419,14 +434,15 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
-	unsigned cpu = cur_cpu(c);
-	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
-	bool found;
-	uint64_t va = entry_va(c, f, idx, &found);
-
 	if (!fr->level_known)
 		return;
+	unsigned cpu = cur_cpu(c);
+	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
 	unsigned level = fr->level;
+	struct tinfo ti;
+	table_info(c, f, &ti);
+	bool found = ti.found;
+	uint64_t va = ti.va + idx * pt_level_size(level);
 
 	/* I4: a live entry changed in a way that needs break-before-make */
 	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new) {
@@ -469,16 +485,14 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 	}
 
 	/* I6: a new valid kernel mapping starts owing DSB + ISB */
-	bool user;
-	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && frame_is_kernel_table(c, f, &user) &&
-	    c->nkmaps < MAX_KMAPS) {
+	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && ti.kernel && c->nkmaps < MAX_KMAPS) {
 		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
 				  KM_NEED_DSB };
 		c->kmaps[c->nkmaps++] = k;
 	}
 
 	/* I12 */
-	check_lock(c, f, idx, old, new);
+	check_lock(c, f, idx, old, new, &ti);
 
 	/* I8: what an unmap removes outside its range */
 	if (found)
@@ -496,6 +510,8 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	if (!fr->level_known || fr->level < 2)
 		return;
 	unsigned n = fr->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
+	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
+		return;		/* no CONT entry in the group, before or after */
 	if (((old | new) & PT_DESC_CONT) && pt_machine_op(m, cpu)->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		bool have = false;

@@ -133,8 +133,7 @@ static void count_free(struct pt_session *s, const struct pt_event *ev)
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 {
 	unsigned before = pt_checker_count(s->c);
-	const struct pt_kind_schema *sch = pt_kind_schema(ev->kind);
-	if (sch && sch->ops_level) {
+	if (ev->kind >= PT_EV_MMAP) {	/* ops-level kinds (event.h) */
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;
