@@ -65,17 +65,20 @@ cmd_deps() {
 	say "dependencies: done"
 }
 
-# Example traces a user can replay out of the box: the shipped example
-# traces and the clean regression traces (*.good.ptt, or any trace whose
-# `# expect:` line says clean).  The *.bad.ptt twins are meant to report a
-# violation and are left to the test suite.
+# The traces `demo` replays: the real kernel traces shipped in
+# traces/examples/ (text .ptt and binary .ptt.zst; not the raw .ftrace they
+# were imported from), then the clean examples of the corpus (*.good.ptt, or
+# any trace whose `# expect:` line says clean).  The *.bad.ptt twins are meant
+# to report a violation and are left to the test suite.
 demo_traces() {
 	local f expect
 	shopt -s nullglob
-	for f in "$ROOT"/traces/examples/* "$ROOT"/corpus/regressions/arch/*.ptt; do
-		[ -f "$f" ] || continue
+	for f in "$ROOT"/traces/examples/*.ptt "$ROOT"/traces/examples/*.ptt.zst; do
+		printf '%s\n' "$f"
+	done
+	for f in "$ROOT"/corpus/regressions/arch/*.ptt; do
 		case "$(basename "$f")" in
-		*.bad.* | bad_* | *.md | README*) continue ;;
+		*.bad.*) continue ;;
 		esac
 		expect=$(grep -m1 -o '^# expect: *[a-zA-Z0-9/_-]*' "$f" 2>/dev/null || true)
 		case $expect in
