@@ -44,3 +44,10 @@ foreach(t trace_parse trace_roundtrip)
            COMMAND ${t}_regress ${PROJECT_SOURCE_DIR}/corpus/fuzz/${t} ${PROJECT_SOURCE_DIR}/corpus/regressions
                    ${PTFUZZ_TRACE_DATA}/malformed ${PTFUZZ_TRACE_DATA}/traces)
 endforeach()
+
+# The whole replay (reader, machine, mm model, checkers) over every shipped trace and the
+# replay fuzzer's own finds: any accepted trace ends in a verdict, the same twice.
+add_test(NAME trace_replay_regress
+         COMMAND trace_replay_regress ${PROJECT_SOURCE_DIR}/corpus/fuzz/trace_replay
+                 ${PROJECT_SOURCE_DIR}/corpus/regressions ${PROJECT_SOURCE_DIR}/corpus/mm
+                 ${PROJECT_SOURCE_DIR}/corpus/fuzz/trace_parse ${PTFUZZ_TRACE_DATA}/malformed)

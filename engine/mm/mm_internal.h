@@ -114,6 +114,7 @@ struct mm_thread {
 	/* concurrency (sched.c): a thread created by a `thread` event runs its queued ops on its
 	 * own stack, suspended at every scheduling point (the mm_* primitives) */
 	bool scheduled;
+	struct mm_model *owner;
 	struct coro *co;
 	struct pt_event *queue;		/* ops-level events waiting to run */
 	uint32_t qhead, qn, qcap;

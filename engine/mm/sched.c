@@ -45,18 +45,11 @@ static void yield(struct mm_model *mm, struct mm_thread *t)
 	mm->running = t;
 }
 
-struct thread_boot {
-	struct mm_model *mm;
-	struct mm_thread *t;
-};
-
 /* The body of a scheduled thread: run what is queued, then wait for more. */
 static void thread_body(void *arg)
 {
-	struct thread_boot *b = arg;
-	struct mm_model *mm = b->mm;
-	struct mm_thread *t = b->t;
-	free(b);
+	struct mm_thread *t = arg;
+	struct mm_model *mm = t->owner;
 	for (;;) {
 		while (t->qhead < t->qn) {
 			struct pt_event ev = t->queue[t->qhead++];
@@ -71,13 +64,11 @@ static void thread_body(void *arg)
 
 static void start_thread(struct mm_model *mm, struct mm_thread *t)
 {
-	struct thread_boot *b = malloc(sizeof(*b));
 	t->co = malloc(sizeof(*t->co));
-	if (!b || !t->co)
+	if (!t->co)
 		abort();
-	b->mm = mm;
-	b->t = t;
-	coro_init(t->co, STACK_SIZE, thread_body, b);
+	t->owner = mm;
+	coro_init(t->co, STACK_SIZE, thread_body, t);
 	t->scheduled = true;
 	t->budget = 0;
 }
