@@ -243,7 +243,8 @@ static void for_each_child(struct pt_machine *m, uint32_t f,
 		if (!pt_desc_is_table(d, fr->level))
 			continue;
 		uint32_t c = frame_get(m, pt_desc_oa(d), false);
-		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE)
+		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
+		    (!m->frames.v[c].level_known || m->frames.v[c].level == fr->level + 1))
 			fn(m, c, i, ctx);
 	}
 }
@@ -288,7 +289,9 @@ static void add_child(struct pt_machine *m, uint32_t child, unsigned idx, void *
 	struct add_walk *w = ctx;
 	const struct pt_pos pp = m->pos.v[w->parent];
 	const struct pt_frame *fr = &m->frames.v[pp.frame];
-	make_table(m, child, fr->level + 1);
+	struct pt_frame *cf = make_table(m, child, fr->level + 1);
+	if (cf->level != fr->level + 1)
+		return;		/* a table at two levels at once: not a tree the walker can use */
 	add_pos(m, child, pp.va + idx * pt_level_size(fr->level), pp.global, pp.asid, pp.live, pp.by_cpu);
 }
 
@@ -491,7 +494,9 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	if (pt_desc_is_table(new, level)) {
 		uint32_t c = frame_get(m, pt_desc_oa(new), true);
 		fr = &m->frames.v[f];	/* frames may have moved */
-		make_table(m, c, level + 1);
+		struct pt_frame *cf = make_table(m, c, level + 1);
+		if (c == f || cf->level != level + 1)
+			return;	/* points at itself, or at a table of another level: nothing to walk */
 		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 			struct pt_pos pp = m->pos.v[p];
 			add_pos(m, c, pp.va + idx * size, pp.global, pp.asid, pp.live, by_cpu);

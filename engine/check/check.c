@@ -582,10 +582,12 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 static bool subtree_leaf(struct pt_machine *m, uint32_t f, uint64_t base, uint64_t va, uint64_t *desc,
 			 unsigned *level)
 {
+	int prev = -1;
 	for (;;) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
-		if (fr->state != PT_FS_TABLE || !fr->level_known)
-			return false;
+		if (fr->state != PT_FS_TABLE || !fr->level_known || (int)fr->level <= prev)
+			return false;	/* levels only go down: a cycle or a table at two levels ends here */
+		prev = fr->level;
 		uint64_t size = pt_level_size(fr->level);
 		unsigned idx = (unsigned)((va - base) / size);
 		if (idx >= PT_PTRS)
@@ -880,6 +882,7 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
 	if (fr->state != PT_FS_TABLE || !fr->level_known)
 		return;
+	unsigned flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP; i++) {
 		uint64_t d = pt_machine_entry_latest(c->m, f, i), va = base + i * size;
@@ -889,7 +892,8 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
 			snap_leaf(cs, va, fr->level, d);
 		} else if (pt_desc_is_table(d, fr->level)) {
 			uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(d));
-			if (child != PT_NO_FRAME)
+			if (child != PT_NO_FRAME && pt_machine_frame(c->m, child)->level_known &&
+			    pt_machine_frame(c->m, child)->level == flevel + 1)
 				subtree_outside(c, cs, child, va, lo, hi);
 		}
 	}

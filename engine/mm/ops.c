@@ -6,6 +6,9 @@
  */
 #include "mm_internal.h"
 
+#define MM_MAX_OP_PAGES (1ull << 18)	/* 1 GiB of 4K pages: the most work the step bound allows for */
+#define MM_STEPS_PER_PAGE 8		/* loop steps a routine may take per page (each is a few at most) */
+
 struct op_desc {
 	enum pt_op_kind kind;
 	int (*fn)(struct mm_model *, struct mm_thread *, const struct pt_event *);
@@ -43,7 +46,11 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	}
 	t->steps = 0;
 	t->hung = false;
-	t->bound = 64 * (pages + 1) + 4096;
+	/* proportional to the work the op asks for, and never more than a few seconds of model
+	 * time: an absurd length ends as a verdict, not as a replay that never returns */
+	if (pages > MM_MAX_OP_PAGES)
+		pages = MM_MAX_OP_PAGES;
+	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + 4096;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
 	if (d->kernel)

@@ -105,38 +105,83 @@ static uint64_t desc_flags(uint64_t d, bool kernel)
 	return f;
 }
 
+/* One page: the reference against what the page tables give; reports I10 and returns false on a
+ * mismatch. */
+static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname)
+{
+	uint64_t want = ref_get(s, va);
+	struct pt_walk_result r;
+	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, &r);
+	uint64_t got = 0;
+	if (mapped) {
+		got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
+	} else if (r.level >= 1 && (r.desc & PT_DESC_PROTNONE)) {
+		/* PAGE_NONE / a NUMA hint, of a page or of a block */
+		uint64_t size = pt_level_size(r.level);
+		got = (desc_pa(r.desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
+		      REF_PRESENT | REF_NUMA;
+	}
+	if ((want & REF_NUMA) && (got & REF_NUMA))
+		got = want;	/* a NUMA hint keeps the page, not its permissions */
+	if (want && !(want & REF_PRESENT))
+		want = 0;
+	if (got == want)
+		return true;
+	const char *what = !want ? "is mapped where the call left nothing" :
+			   !got ? "is not mapped where the call left a page" :
+			   (got & PT_DESC_OA_MASK) != (want & PT_DESC_OA_MASK) ? "maps another page" :
+			   "has other permissions";
+	pt_checker_report(mm->c, PT_I10, "reference-mismatch", RULE_SEMANTICS, va, want & PT_DESC_OA_MASK, want, got,
+			  NULL, "after %s, va 0x%llx %s (expected 0x%llx, page tables give 0x%llx)", opname,
+			  (unsigned long long)va, what, (unsigned long long)want, (unsigned long long)got);
+	return false;
+}
+
+struct leaf_scan {
+	struct mm_model *mm;
+	struct mm_space *s;
+	uint64_t start, end;
+	const char *opname;
+	bool ok;
+};
+
+static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
+{
+	struct leaf_scan *x = ctx;
+	(void)desc;
+	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
+	uint64_t hi = va + size < x->end ? va + size : x->end;
+	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
+		if (!ref_check_page(x->mm, x->s, a, x->opname)) {
+			x->ok = false;
+			return false;
+		}
+	return true;
+}
+
 bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
 	       const char *opname)
 {
 	(void)t;
-	for (uint64_t va = start; va < end; va += PAGE_SIZE) {
-		uint64_t want = ref_get(s, va);
-		struct pt_walk_result r;
-		bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, &r);
-		uint64_t got = 0;
-		if (mapped) {
-			got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
-		} else if (r.level >= 1 && (r.desc & PT_DESC_PROTNONE)) {
-			/* PAGE_NONE / a NUMA hint, of a page or of a block */
-			uint64_t size = pt_level_size(r.level);
-			got = (desc_pa(r.desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
-			      REF_PRESENT | REF_NUMA;
-		}
-		if ((want & REF_NUMA) && (got & REF_NUMA))
-			got = want;	/* a NUMA hint keeps the page, not its permissions */
-		if (want && !(want & REF_PRESENT))
-			want = 0;
-		if (got == want)
-			continue;
-		const char *what = !want ? "is mapped where the call left nothing" :
-				   !got ? "is not mapped where the call left a page" :
-				   (got & PT_DESC_OA_MASK) != (want & PT_DESC_OA_MASK) ? "maps another page" :
-				   "has other permissions";
-		pt_checker_report(mm->c, PT_I10, "reference-mismatch", RULE_SEMANTICS, va, want & PT_DESC_OA_MASK,
-				  want, got, NULL, "after %s, va 0x%llx %s (expected 0x%llx, page tables give 0x%llx)",
-				  opname, (unsigned long long)va, what, (unsigned long long)want,
-				  (unsigned long long)got);
+	uint64_t pages = (end - start) >> PAGE_SHIFT;
+	if (pages <= s->ref.count + 4096) {
+		for (uint64_t va = start; va < end; va += PAGE_SIZE)
+			if (!ref_check_page(mm, s, va, opname))
+				return false;
+		return true;
+	}
+	/* a range far larger than what is mapped: check what the page tables map in it, then
+	 * every page the reference has in it (work proportional to the mappings, not the range) */
+	struct leaf_scan x = { mm, s, start, end, opname, true };
+	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
+	if (!x.ok)
 		return false;
+	for (uint64_t i = 0; i <= s->ref.mask; i++) {
+		uint64_t k = s->ref.slot[i].key;
+		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < start || (k << PAGE_SHIFT) >= end)
+			continue;
+		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname))
+			return false;
 	}
 	return true;
 }
