@@ -41,23 +41,8 @@ struct side {
 
 static void add_costs(struct pt_counters *sum, const struct pt_counters *c)
 {
-	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
-		struct pt_op_costs *d = &sum->per_op[k];
-		const struct pt_op_costs *o = &c->per_op[k];
-		d->ops += o->ops;
-		d->failed += o->failed;
-		d->pt_writes += o->pt_writes;
-		d->cont_writes += o->cont_writes;
-		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
-			d->tlbi_by_op[op] += o->tlbi_by_op[op];
-		d->dsb += o->dsb;
-		d->dmb += o->dmb;
-		d->isb += o->isb;
-		d->tables_alloc += o->tables_alloc;
-		d->tables_freed += o->tables_freed;
-		d->pages_alloc += o->pages_alloc;
-		d->pages_freed += o->pages_freed;
-	}
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
+		pt_op_costs_add(&sum->per_op[k], &c->per_op[k]);
 }
 
 /* The metrics compared, in order. */

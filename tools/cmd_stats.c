@@ -49,22 +49,8 @@ static void counters_add(struct pt_counters *sum, const struct pt_counters *c)
 	sum->pages_alloc += c->pages_alloc;
 	sum->pages_freed += c->pages_freed;
 	sum->model_events += c->model_events;
-	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
-		struct pt_op_costs *d = &sum->per_op[k];
-		const struct pt_op_costs *o = &c->per_op[k];
-		d->ops += o->ops;
-		d->failed += o->failed;
-		d->pt_writes += o->pt_writes;
-		for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
-			d->tlbi_by_op[op] += o->tlbi_by_op[op];
-		d->dsb += o->dsb;
-		d->dmb += o->dmb;
-		d->isb += o->isb;
-		d->tables_alloc += o->tables_alloc;
-		d->tables_freed += o->tables_freed;
-		d->pages_alloc += o->pages_alloc;
-		d->pages_freed += o->pages_freed;
-	}
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
+		pt_op_costs_add(&sum->per_op[k], &c->per_op[k]);
 }
 
 /* ---- text: a two-column table, labels left, counts right; the lines

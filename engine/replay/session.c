@@ -70,6 +70,23 @@ void pt_session_free(struct pt_session *s)
 	free(s);
 }
 
+void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
+{
+	d->ops += o->ops;
+	d->failed += o->failed;
+	d->pt_writes += o->pt_writes;
+	d->cont_writes += o->cont_writes;
+	for (unsigned op = 0; op < PT_TLBI_COUNT; op++)
+		d->tlbi_by_op[op] += o->tlbi_by_op[op];
+	d->dsb += o->dsb;
+	d->dmb += o->dmb;
+	d->isb += o->isb;
+	d->tables_alloc += o->tables_alloc;
+	d->tables_freed += o->tables_freed;
+	d->pages_alloc += o->pages_alloc;
+	d->pages_freed += o->pages_freed;
+}
+
 static void count_op(struct pt_op_costs *o, const struct pt_event *ev)
 {
 	switch (ev->kind) {

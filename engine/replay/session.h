@@ -41,6 +41,9 @@ struct pt_counters {
 	struct pt_op_costs per_op[PT_EV_KIND_COUNT];	/* indexed by the ops-level kind */
 };
 
+/*! pt_op_costs_add() : dst += src, field by field. */
+void pt_op_costs_add(struct pt_op_costs *dst, const struct pt_op_costs *src);
+
 /*! pt_session_new() : a fresh machine for a trace with header h; NULL if h is unusable. */
 struct pt_session *pt_session_new(const struct pt_header *h);
 void pt_session_free(struct pt_session *s);
