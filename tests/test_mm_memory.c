@@ -29,81 +29,7 @@
 #include "mm_internal.h"
 #include "trace.h"
 
-/* ---- a harness that owns the model (so tests can reach struct mm_model) ---- */
-
-struct harness {
-	struct pt_machine *m;
-	struct pt_checker *c;
-	struct mm_model *mm;
-	struct pt_event *rec;	/* every arch event the model emitted, in order */
-	size_t nrec, cap;
-};
-
-static void h_emit(void *ctx, const struct pt_event *ev)
-{
-	struct harness *h = ctx;
-	if (h->nrec == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 1024;
-		h->rec = realloc(h->rec, h->cap * sizeof(*h->rec));
-		assert_non_null(h->rec);
-	}
-	h->rec[h->nrec] = *ev;
-	h->rec[h->nrec].text = NULL;
-	h->nrec++;
-	pt_machine_event(h->m, ev);
-}
-
-static struct harness *h_new(void)
-{
-	struct harness *h = calloc(1, sizeof(*h));
-	assert_non_null(h);
-	struct pt_header hd;
-	pt_header_default(&hd);
-	hd.cpus = 4;
-	h->m = pt_machine_new(&hd);
-	h->c = pt_checker_new(h->m);
-	struct mm_sink sink = { h_emit, h };
-	h->mm = mm_model_new(h->m, h->c, &sink);
-	return h;
-}
-
-static void h_free(struct harness *h)
-{
-	mm_model_free(h->mm);
-	pt_checker_free(h->c);
-	pt_machine_free(h->m);
-	free(h->rec);
-	free(h);
-}
-
-/* test-only accessor: switch a variant's decision point on in this model */
-static void h_force_variant(struct harness *h, enum mm_variant_id v)
-{
-	h->mm->variant[v] = true;
-}
-
-/* run the ops-level events of an inline text trace */
-static void h_run(struct harness *h, const char *text)
-{
-	struct pt_error err;
-	struct pt_reader *r = pt_reader_open_mem(text, strlen(text), "inline", &err);
-	if (!r)
-		fail_msg("%s", err.msg);
-	struct pt_event ev;
-	int rc;
-	while ((rc = pt_reader_next(r, &ev, &err)) == 1) {
-		if (ev.kind == PT_EV_COMMENT)
-			continue;
-		const struct pt_kind_schema *s = pt_kind_schema(ev.kind);
-		if (s && s->ops_level)
-			mm_model_op(h->mm, &ev);
-		else
-			pt_machine_event(h->m, &ev);
-	}
-	if (rc < 0)
-		fail_msg("%s", err.msg);
-	pt_reader_close(r);
-}
+#include "mm_harness.h"
 
 static unsigned ids_of(const struct pt_checker *c)
 {
@@ -171,7 +97,7 @@ static const char trace_contpte_part[] =
 static void test_munmap_inside_contpte_block_unfolds_it_first(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, trace_contpte_part);
 	pt_machine_finish(h->m);
 	if (ids_of(h->c))
@@ -218,7 +144,7 @@ static void test_munmap_inside_contpte_block_unfolds_it_first(void **state)
 static void test_contpte_no_unfold_variant_leaves_a_half_torn_block(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_force_variant(h, MMV_CONTPTE_NO_UNFOLD);
 	h_run(h, trace_contpte_part);
 	pt_machine_finish(h->m);
@@ -243,7 +169,7 @@ static uint64_t entry(struct harness *h, uint64_t ptep)
 static void test_contpte_try_fold_refolds_an_unfolded_block(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, "cpu0 mmap va=0x30000000 len=64K prot=rw asid=1 order=4\n"
 		 "cpu0 touch va=0x30000000 asid=1 flags=0x1\n");
 	struct mm_model *mm = h->mm;
@@ -301,7 +227,7 @@ static bool drop_pmd_break(struct pt_event *ev, size_t i, void *ctx)
 static void test_split_huge_pmd_is_break_before_make(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, trace_thp_4k);
 	pt_machine_finish(h->m);
 	if (ids_of(h->c))
@@ -354,7 +280,7 @@ static bool make_leaf_only_in(struct pt_event *ev, size_t i, void *ctx)
 static void test_munmap_frees_pages_only_after_the_flush(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, "cpu0 mmap va=0x10000000 len=1M prot=rw asid=1\n"
 		 "cpu0 touch va=0x10000000 len=64K asid=1 flags=0x1\n"
 		 "cpu1 touch va=0x10000000 len=64K asid=1\n"
@@ -381,7 +307,7 @@ static void test_munmap_frees_pages_only_after_the_flush(void **state)
 static void test_free_pgtables_flushes_the_walk_cache(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, "cpu0 mmap va=0x10000000 len=2M prot=rw asid=1\n"
 		 "cpu0 mmap va=0x10400000 len=2M prot=rw asid=1\n"
 		 "cpu0 touch va=0x10000000 len=2M asid=1 flags=0x1\n"
@@ -411,7 +337,7 @@ static void test_free_pgtables_flushes_the_walk_cache(void **state)
 static void test_pageout_takes_rmap_lock_and_frees_after_flush(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, "cpu0 mmap va=0x10000000 len=1M prot=rw asid=1\n"
 		 "cpu0 touch va=0x10000000 len=16K asid=1 flags=0x1\n"
 		 "cpu1 touch va=0x10000000 len=16K asid=1\n"
@@ -450,7 +376,7 @@ static void test_pageout_takes_rmap_lock_and_frees_after_flush(void **state)
 static void test_munmap_that_would_split_a_hugetlb_page_fails(void **state)
 {
 	(void)state;
-	struct harness *h = h_new();
+	struct harness *h = h_new(4);
 	h_run(h, "cpu0 hugetlb set va=0x80000000 len=2M asid=1\n");
 	size_t before = h->nrec;
 	struct pt_event ev = { .kind = PT_EV_MUNMAP, .va = 0x80001000, .len = 4096, .asid = 1 };

@@ -24,75 +24,7 @@
 #include "mm_internal.h"
 #include "trace.h"
 
-/* ---- a harness that owns the model (so tests can reach struct mm_model) ---- */
-
-struct harness {
-	struct pt_machine *m;
-	struct pt_checker *c;
-	struct mm_model *mm;
-	struct pt_event *rec;	/* every arch event the model emitted, in order */
-	size_t nrec, cap;
-};
-
-static void h_emit(void *ctx, const struct pt_event *ev)
-{
-	struct harness *h = ctx;
-	if (h->nrec == h->cap) {
-		h->cap = h->cap ? 2 * h->cap : 1024;
-		h->rec = realloc(h->rec, h->cap * sizeof(*h->rec));
-		assert_non_null(h->rec);
-	}
-	h->rec[h->nrec] = *ev;
-	h->rec[h->nrec].text = NULL;
-	h->nrec++;
-	pt_machine_event(h->m, ev);
-}
-
-static struct harness *h_new(unsigned cpus)
-{
-	struct harness *h = calloc(1, sizeof(*h));
-	assert_non_null(h);
-	struct pt_header hd;
-	pt_header_default(&hd);
-	hd.cpus = cpus;
-	h->m = pt_machine_new(&hd);
-	h->c = pt_checker_new(h->m);
-	struct mm_sink sink = { h_emit, h };
-	h->mm = mm_model_new(h->m, h->c, &sink);
-	return h;
-}
-
-static void h_free(struct harness *h)
-{
-	mm_model_free(h->mm);
-	pt_checker_free(h->c);
-	pt_machine_free(h->m);
-	free(h->rec);
-	free(h);
-}
-
-/* run the events of an inline text trace */
-static void h_run(struct harness *h, const char *text)
-{
-	struct pt_error err;
-	struct pt_reader *r = pt_reader_open_mem(text, strlen(text), "inline", &err);
-	if (!r)
-		fail_msg("%s", err.msg);
-	struct pt_event ev;
-	int rc;
-	while ((rc = pt_reader_next(r, &ev, &err)) == 1) {
-		if (ev.kind == PT_EV_COMMENT)
-			continue;
-		const struct pt_kind_schema *s = pt_kind_schema(ev.kind);
-		if (s && s->ops_level)
-			mm_model_op(h->mm, &ev);
-		else
-			pt_machine_event(h->m, &ev);
-	}
-	if (rc < 0)
-		fail_msg("%s", err.msg);
-	pt_reader_close(r);
-}
+#include "mm_harness.h"
 
 /* the recorded events of the n-th (0-based) op of kind `op`: [*b, *e) */
 static void op_span(const struct harness *h, unsigned op, unsigned n, size_t *b, size_t *e)

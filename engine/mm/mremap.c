@@ -340,7 +340,7 @@ out:
 /*
  * move_huge_pud() (#05) is not modelled: arm64 has no PUD-sized THP
  * (CONFIG_HAVE_ARCH_TRANSPARENT_HUGEPAGE_PUD), so pud_trans_huge() is always
- * false in move_page_tables() and the kernel builds the WARN_ON_ONCE stub.
+ * false in move_page_tables() and the kernel compiles only the WARN_ON_ONCE fallback.
  */
 
 /*
