@@ -22,6 +22,7 @@
 
 #define RW (PT_PROT_READ | PT_PROT_WRITE)
 #define USER_TOP (1ull << 48)
+#define PT_KERNEL_VA 0xffff000000000000ull	/* TTBR1: the kernel's half */
 
 /* Where the decoder puts things.  User space: a few bases with the alignments
  * that matter (PMD, PUD); hugetlb pages in a zone of their own; kernel areas
@@ -45,9 +46,9 @@
 #define TID_BASE 16u			/* above any CPU count (tids below it name the CPUs' own threads) */
 
 struct region { uint64_t va, len; uint8_t asid, prot, order; bool live; };
-struct area { uint64_t va, len; bool alloc, huge, live; };
+struct area { uint64_t va, len; uint32_t owner; bool alloc, huge, live; };
 struct thread { uint32_t tid; uint16_t cpu; };
-struct bank { uint64_t pa, len; };
+struct bank { uint64_t pa, len; uint32_t owner; };
 
 struct dec {
 	const uint8_t *p, *end;
@@ -64,6 +65,7 @@ struct dec {
 	struct bank hset[MAX_HUGE];	/* hugetlb pages set and not cleared (va, size) */
 	unsigned nhset;
 	unsigned ntid;
+	bool literal;			/* decoding a literal record: its CPU is kept */
 };
 
 static const uint64_t huge_size[HUGE_CLASSES] = { K64, M2, M32, G1 };
@@ -146,6 +148,37 @@ static struct thread *thread_on(struct dec *d, unsigned cpu)
 		if (d->thr[i].cpu == cpu)
 			return &d->thr[i];
 	return NULL;
+}
+
+/*
+ * The context an op issued on cpu runs in: the thread scheduled there (its ops queue and
+ * run when the schedule says), or 0, the CPU itself (the op runs now).
+ */
+static uint32_t context_of(struct dec *d, unsigned cpu, bool irq)
+{
+	struct thread *t = irq ? NULL : thread_on(d, cpu);
+	return t ? t->tid : 0;
+}
+
+/*
+ * An op that needs what an earlier op made (a vfree its vmalloc, a hugetlb clear its
+ * set) must run after it.  Ops queued to one thread run in order, and an op that ran at
+ * once ran before anything issued later; an op of another context might overtake a
+ * queued creator, so the dependent op is issued to the creator's thread (wherever it
+ * runs now).  An interrupt runs at once: it may use only what ran already.
+ */
+static bool order_after(struct dec *d, uint32_t owner, struct pt_event *e, bool irq)
+{
+	if (!owner || context_of(d, e->cpu, irq) == owner)
+		return true;
+	if (irq || d->literal)
+		return false;	/* a literal keeps its CPU */
+	for (unsigned i = 0; i < d->nthr; i++)
+		if (d->thr[i].tid == owner) {
+			e->cpu = d->thr[i].cpu;
+			return true;
+		}
+	return false;
 }
 
 /* ---- user space ---- */
@@ -381,7 +414,8 @@ static bool kernel_area(struct dec *d, const uint8_t *r, bool irq, struct pt_eve
 	e->va = kslot_va(slot);
 	if (!(e->flags & PT_MAP_HUGE) && (r[4] & 6) == 6)
 		e->va += r[4] & 8 ? K64 : K4;	/* page-aligned only */
-	*a = (struct area){ e->va, e->len, e->kind == PT_EV_VMALLOC, e->flags & PT_MAP_HUGE, true };
+	*a = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
+			    e->flags & PT_MAP_HUGE, true };
 	return true;
 }
 
@@ -416,10 +450,10 @@ static struct area *live_area(struct dec *d, uint8_t b, bool alloc)
 	return NULL;
 }
 
-static bool op_vunmap(struct dec *d, const uint8_t *r, struct pt_event *e)
+static bool op_vunmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event *e)
 {
 	struct area *a = live_area(d, r[2], false);
-	if (!a)
+	if (!a || !order_after(d, a->owner, e, irq))
 		return false;
 	e->kind = PT_EV_VUNMAP;
 	e->va = a->va;
@@ -435,10 +469,10 @@ static bool op_vunmap(struct dec *d, const uint8_t *r, struct pt_event *e)
 	return true;
 }
 
-static bool op_vfree(struct dec *d, const uint8_t *r, struct pt_event *e)
+static bool op_vfree(struct dec *d, const uint8_t *r, bool irq, struct pt_event *e)
 {
 	struct area *a = live_area(d, r[2], true);
-	if (!a)
+	if (!a || !order_after(d, a->owner, e, irq))
 		return false;
 	e->kind = PT_EV_VFREE;
 	e->va = a->va;
@@ -453,8 +487,8 @@ static void op_kernel(struct dec *d, const uint8_t *r, unsigned what)
 	switch (what) {
 	case 0: ok = op_vmalloc(d, r, false, &e); break;
 	case 1: ok = op_vmap(d, r, false, &e); break;
-	case 2: ok = op_vunmap(d, r, &e); break;
-	default: ok = op_vfree(d, r, &e); break;
+	case 2: ok = op_vunmap(d, r, false, &e); break;
+	default: ok = op_vfree(d, r, false, &e); break;
 	}
 	if (ok)
 		emit(d, &e);
@@ -470,8 +504,8 @@ static void op_irq(struct dec *d, const uint8_t *r)
 	switch (r[7] % 4) {
 	case 0: ok = op_vmap(d, r, true, &e); break;
 	case 1: ok = op_vmalloc(d, r, true, &e); break;
-	case 2: ok = op_vunmap(d, r, &e); break;
-	default: ok = op_vfree(d, r, &e); break;
+	case 2: ok = op_vunmap(d, r, true, &e); break;
+	default: ok = op_vfree(d, r, true, &e); break;
 	}
 	if (!ok) {
 		d->prog->dropped++;
@@ -490,9 +524,13 @@ static void op_irq(struct dec *d, const uint8_t *r)
 }
 
 /* hugetlb: the kernel sets its own huge pages and changes only those it set (and did not clear). */
-static bool huge_ok(struct dec *d, const struct pt_event *e)
+static bool huge_ok(struct dec *d, struct pt_event *e)
 {
 	unsigned i;
+	/* on init_mm only set_huge_pte_at() and clear_flush() have callers (vmap of huge
+	 * pages, seed 000 #09); wrprotect and access flags are for user hugetlb faults */
+	if (e->va >= PT_KERNEL_VA && (e->op == PT_HUGE_WRPROTECT || e->op == PT_HUGE_ACCESS_FLAGS))
+		return false;
 	for (i = 0; i < d->nhset; i++)
 		if (d->hset[i].pa == e->va && d->hset[i].len == e->len)
 			break;
@@ -503,11 +541,12 @@ static bool huge_ok(struct dec *d, const struct pt_event *e)
 		if (i == d->nhset) {
 			if (d->nhset == MAX_HUGE)
 				return false;
-			d->hset[d->nhset++] = (struct bank){ e->va, e->len };
+			d->hset[d->nhset++] = (struct bank){ e->va, e->len, context_of(d, e->cpu, false) };
+			return true;
 		}
-		return true;
+		return order_after(d, d->hset[i].owner, e, false);
 	}
-	if (i == d->nhset)
+	if (i == d->nhset || !order_after(d, d->hset[i].owner, e, false))
 		return false;
 	if (e->op == PT_HUGE_CLEAR)
 		d->hset[i] = d->hset[--d->nhset];
@@ -573,7 +612,7 @@ static void op_map_mem(struct dec *d, const uint8_t *r)
 		d->prog->dropped++;
 		return;
 	}
-	d->bank[d->nbank++] = (struct bank){ e.pa, e.len };
+	d->bank[d->nbank++] = (struct bank){ e.pa, e.len, 0 };
 	emit(d, &e);
 }
 
@@ -647,7 +686,7 @@ static bool user_kind(unsigned k)
 }
 
 /* Would the decoder's grammar emit e (a literal)?  Updates the shadow if so. */
-static bool literal_ok(struct dec *d, struct pt_event *e)
+static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 {
 	if (!pt_event_valid(e, d->cpus))
 		return false;
@@ -680,7 +719,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e)
 		unsigned slot = (unsigned)((e->va - KSLOT_BASE) / KSLOT_SIZE);
 		if (slot >= KSLOTS || e->va + e->len > kslot_va(slot) + KSLOT_SIZE)
 			return false;	/* the shadow knows areas by slot */
-		d->area[slot] = (struct area){ e->va, e->len, e->kind == PT_EV_VMALLOC, e->flags & PT_MAP_HUGE, true };
+		d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
+					       e->flags & PT_MAP_HUGE, true };
 		return true;
 	}
 	case PT_EV_VUNMAP:
@@ -693,6 +733,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e)
 			if (alloc ? !a->alloc && !d->o->allow_contract
 				  : (a->alloc || e->len != a->len) && !d->o->allow_contract)
 				return false;
+			if (!order_after(d, a->owner, e, irq))
+				return false;
 			a->live = false;
 			return true;
 		}
@@ -704,12 +746,12 @@ static bool literal_ok(struct dec *d, struct pt_event *e)
 		for (unsigned i = 0; i < d->nbank; i++)
 			if (e->pa < d->bank[i].pa + d->bank[i].len && d->bank[i].pa < e->pa + e->len)
 				return false;
-		d->bank[d->nbank++] = (struct bank){ e->pa, e->len };
+		d->bank[d->nbank++] = (struct bank){ e->pa, e->len, 0 };
 		return true;
 	case PT_EV_HUGETLB:
 		return e->len <= G1 && huge_ok(d, e);
 	case PT_EV_THREAD:
-		if (e->tid < TID_BASE || d->nthr == MAX_THREADS || thread_on(d, e->cpu))
+		if (e->tid < d->cpus || d->nthr == MAX_THREADS || thread_on(d, e->cpu))
 			return false;
 		for (unsigned i = 0; i < d->nthr; i++)
 			if (d->thr[i].tid == e->tid)
@@ -741,7 +783,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e)
 		struct pt_event in = *e;
 		in.kind = e->op < PT_OP_KIND_COUNT ? kind_of[e->op] : 0;
 		in.op = 0;
-		return in.kind && literal_ok(d, &in);
+		return in.kind && literal_ok(d, &in, true);
 	}
 	default:
 		return false;
@@ -766,7 +808,10 @@ static void op_literal(struct dec *d, const uint8_t *q, const uint8_t *end)
 			goto drop;
 		pt_event_set(&e, k->field, v);
 	}
-	if (q != end || !literal_ok(d, &e))
+	d->literal = true;
+	bool ok = q == end && literal_ok(d, &e, false);
+	d->literal = false;
+	if (!ok)
 		goto drop;
 	emit(d, &e);
 	return;
