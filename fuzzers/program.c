@@ -37,7 +37,7 @@
 #define BANK_SIZE (64ull << 20)
 
 #define MAX_REGIONS 32u
-#define MAX_AREAS 32u
+#define MAX_AREAS 64u
 #define MAX_THREADS 4u
 #define MAX_BANKS 16u
 #define HUGE_CLASSES 4u
@@ -58,6 +58,7 @@ struct dec {
 	struct region reg[MAX_REGIONS];
 	unsigned nreg;
 	struct area area[MAX_AREAS];
+	unsigned narea;
 	struct thread thr[MAX_THREADS];
 	unsigned nthr;
 	struct bank bank[MAX_BANKS];
@@ -292,7 +293,7 @@ static void op_mremap(struct dec *d, const uint8_t *r)
 	case 0: case 1: case 2: e.len2 = e.len; break;
 	case 3: e.len2 = e.len * 2 <= PT_PROG_MAX_LEN ? e.len * 2 : e.len; break;
 	case 4: e.len2 = e.len > K4 ? (e.len / 2 + K4 - 1) & ~(K4 - 1) : e.len; break;
-	case 5: e.len2 = e.len + K4; break;
+	case 5: e.len2 = e.len + K4 <= PT_PROG_MAX_LEN ? e.len + K4 : e.len; break;
 	case 6: e.len2 = e.len + M2 <= PT_PROG_MAX_LEN ? e.len + M2 : e.len; break;
 	default: e.len2 = e.len > K4 ? e.len - K4 : e.len; break;
 	}
@@ -355,8 +356,8 @@ static void op_touch(struct dec *d, const uint8_t *r)
 		return;
 	}
 	e.asid = asid;
-	if (e.len > PT_PROG_MAX_TOUCH)
-		e.len = PT_PROG_MAX_TOUCH;
+	if (e.len > 4 * M1)
+		e.len = 4 * M1;
 	if (g->order == 0 && e.len > M1 && !(r[6] & 0x40))
 		e.len = r[6] & 1 ? K64 : M1;	/* 4K faults cost a page each: keep most touches small */
 	e.flags = r[6] & 0x80 ? 0 : PT_ACC_WRITE;
@@ -381,9 +382,9 @@ static void op_access(struct dec *d, const uint8_t *r)
 	struct pt_event e = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)cpu_of(d, r[1]) };
 	if (r[6] & 0x80) {
 		/* a kernel access: through an area the program made (live or gone) */
-		struct area *a = &d->area[r[2] % KSLOTS];
-		if (!a->len)
+		if (!d->narea)
 			return;
+		struct area *a = &d->area[r[2] % d->narea];
 		e.va = a->va + offset_in(a->len, r[3], r[5]);
 	} else {
 		uint64_t len;
@@ -400,13 +401,31 @@ static void op_access(struct dec *d, const uint8_t *r)
 
 static uint64_t kslot_va(unsigned slot) { return KSLOT_BASE + (uint64_t)slot * KSLOT_SIZE; }
 
+/* A new vm area [va, va + len): the allocator hands out free VA only (lazily freed VA is
+ * purged first: alloc_vmap_area()'s purge-and-retry). */
+static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
+{
+	unsigned slot = d->narea;
+	for (unsigned i = 0; i < d->narea; i++) {
+		struct area *a = &d->area[i];
+		if (a->live && e->va < a->va + a->len && a->va < e->va + e->len)
+			return false;
+		if (!a->live && (a->va == e->va || slot == d->narea))
+			slot = i;	/* a dead one gives its entry */
+	}
+	if (slot == MAX_AREAS)
+		return false;
+	if (slot == d->narea)
+		d->narea++;
+	d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
+				       e->flags & PT_MAP_HUGE, true };
+	return true;
+}
+
 static bool kernel_area(struct dec *d, const uint8_t *r, bool irq, struct pt_event *e)
 {
 	static const uint64_t lens[] = { K4, 4 * K4, K64 - K4, K64, 2 * K64, M1, M2, 2 * M2 };
 	unsigned slot = r[2] % KSLOTS;
-	struct area *a = &d->area[slot];
-	if (a->live)
-		return false;	/* the allocator hands out a free VA */
 	e->len = lens[r[3] % 8];
 	if (irq && e->len > K64)
 		e->len = K4;
@@ -414,9 +433,7 @@ static bool kernel_area(struct dec *d, const uint8_t *r, bool irq, struct pt_eve
 	e->va = kslot_va(slot);
 	if (!(e->flags & PT_MAP_HUGE) && (r[4] & 6) == 6)
 		e->va += r[4] & 8 ? K64 : K4;	/* page-aligned only */
-	*a = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
-			    e->flags & PT_MAP_HUGE, true };
-	return true;
+	return area_new(d, e, irq);
 }
 
 static bool op_vmalloc(struct dec *d, const uint8_t *r, bool irq, struct pt_event *e)
@@ -442,8 +459,8 @@ static bool op_vmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event *
 /* A live area of the kind asked for (vmap for vunmap, vmalloc for vfree), or any with allow_contract. */
 static struct area *live_area(struct dec *d, uint8_t b, bool alloc)
 {
-	for (unsigned i = 0; i < KSLOTS; i++) {
-		struct area *a = &d->area[(b + i) % KSLOTS];
+	for (unsigned i = 0; i < d->narea; i++) {
+		struct area *a = &d->area[(b + i) % d->narea];
 		if (a->live && (a->alloc == alloc || d->o->allow_contract))
 			return a;
 	}
@@ -709,24 +726,15 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return true;
 	case PT_EV_VMALLOC:
 	case PT_EV_VMAP: {
-		if (e->len == 0 || e->len > PT_PROG_MAX_KLEN || e->va < KSLOT_BASE)
+		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
+		    e->va < PT_KERNEL_VA)
 			return false;
-		for (unsigned i = 0; i < KSLOTS; i++) {
-			struct area *a = &d->area[i];
-			if (a->live && e->va < a->va + a->len && a->va < e->va + e->len)
-				return false;
-		}
-		unsigned slot = (unsigned)((e->va - KSLOT_BASE) / KSLOT_SIZE);
-		if (slot >= KSLOTS || e->va + e->len > kslot_va(slot) + KSLOT_SIZE)
-			return false;	/* the shadow knows areas by slot */
-		d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
-					       e->flags & PT_MAP_HUGE, true };
-		return true;
+		return area_new(d, e, irq);
 	}
 	case PT_EV_VUNMAP:
 	case PT_EV_VFREE: {
 		bool alloc = e->kind == PT_EV_VFREE;
-		for (unsigned i = 0; i < KSLOTS; i++) {
+		for (unsigned i = 0; i < d->narea; i++) {
 			struct area *a = &d->area[i];
 			if (!a->live || a->va != e->va)
 				continue;
@@ -741,7 +749,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return d->o->allow_contract;
 	}
 	case PT_EV_MAP_MEM:
-		if (e->len == 0 || e->len > PT_PROG_MAX_KLEN || d->nbank == MAX_BANKS)
+		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
+		    d->nbank == MAX_BANKS)
 			return false;
 		for (unsigned i = 0; i < d->nbank; i++)
 			if (e->pa < d->bank[i].pa + d->bank[i].len && d->bank[i].pa < e->pa + e->len)
@@ -757,7 +766,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 			if (d->thr[i].tid == e->tid)
 				return false;
 		d->thr[d->nthr++] = (struct thread){ e->tid, e->cpu };
-		if (e->tid - TID_BASE >= d->ntid)
+		if (e->tid >= TID_BASE && e->tid - TID_BASE >= d->ntid)
 			d->ntid = e->tid - TID_BASE + 1;
 		return true;
 	case PT_EV_SCHED:

@@ -53,8 +53,9 @@
 #define PT_PROG_RECORD 8u		/* bytes of a biased record */
 #define PT_PROG_LITERAL 0xffu		/* tag of a literal record */
 #define PT_PROG_MAX_LEN (2ull << 30)	/* largest user mapping (mremap_test.c's 2G PUD cases) */
-#define PT_PROG_MAX_TOUCH (4ull << 20)	/* largest touch: faults cost per page */
-#define PT_PROG_MAX_KLEN (64ull << 20)	/* largest vmalloc / vmap / map_mem */
+#define PT_PROG_MAX_TOUCH (8ull << 20)	/* largest touch: faults cost per page */
+#define PT_PROG_MAX_KLEN (64ull << 20)	/* largest vmalloc / vmap / map_mem by pages */
+#define PT_PROG_MAX_KHUGE (4ull << 30)	/* largest with huge mappings allowed (blocks are cheap) */
 
 struct pt_program_opts {
 	unsigned max_ops;		/* records to decode at most; 0 = PT_PROG_MAX_OPS */

@@ -489,7 +489,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
 		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
 		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
-						     !change_is_safe(vis, new))))
+						     !conflict_free(vis, new))))
 			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
 			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
 			       "after the break, no TLBI)", level, (unsigned long long)pa);
