@@ -28,10 +28,13 @@ bool cli_is_fuzz_input(const char *path)
 {
 	const char *base = strrchr(path, '/');
 	base = base ? base + 1 : path;
-	static const char *const prefix[] = { "crash-", "leak-", "timeout-", "oom-", "slow-unit-", "id:" };
-	for (unsigned i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
-		if (!strncmp(base, prefix[i], strlen(prefix[i])))
+	/* libFuzzer's names come after its -artifact_prefix; AFL++'s queue and crash names start with id: */
+	static const char *const mark[] = { "crash-", "leak-", "timeout-", "oom-", "slow-unit-" };
+	for (unsigned i = 0; i < sizeof(mark) / sizeof(mark[0]); i++)
+		if (strstr(base, mark[i]))
 			return true;
+	if (!strncmp(base, "id:", 3))
+		return true;
 	size_t n = strlen(base);
 	return n > 4 && !strcmp(base + n - 4, ".bin");
 }
