@@ -48,7 +48,7 @@
 #define TID_BASE 16u			/* above any CPU count (tids below it name the CPUs' own threads) */
 
 struct region { uint64_t va, len; uint8_t asid, prot, order; bool live; };
-struct area { uint64_t va, len; uint32_t owner; bool alloc, huge, live; };
+struct area { uint64_t va, len; uint32_t owner; bool alloc, huge, live, reserved; };
 struct thread { uint32_t tid; uint16_t cpu; };
 struct bank { uint64_t pa, len; uint32_t owner; };
 
@@ -445,9 +445,9 @@ static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 			return false;	/* a kernel huge mapping holds that VA */
 	for (unsigned i = 0; i < d->narea; i++) {
 		struct area *a = &d->area[i];
-		if (a->live && e->va < a->va + a->len && a->va < e->va + e->len)
+		if ((a->live || a->reserved) && e->va < a->va + a->len && a->va < e->va + e->len)
 			return false;
-		if (!a->live && (a->va == e->va || slot == d->narea))
+		if (!a->live && !a->reserved && (a->va == e->va || slot == d->narea))
 			slot = i;	/* a dead one gives its entry */
 	}
 	if (slot == MAX_AREAS)
@@ -455,7 +455,7 @@ static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 	if (slot == d->narea)
 		d->narea++;
 	d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
-				       e->flags & PT_MAP_HUGE, true };
+				       e->flags & PT_MAP_HUGE, true, false };
 	return true;
 }
 
@@ -493,6 +493,14 @@ static bool op_vmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event *
 	return true;
 }
 
+/* The area is freed by e.  Freed by a queued op, it is gone only when its thread runs
+ * that op, which the decoder cannot know: its VA is never handed out again. */
+static void area_gone(struct dec *d, struct area *a, const struct pt_event *e, bool irq)
+{
+	a->live = false;
+	a->reserved = context_of(d, e->cpu, irq) != 0;
+}
+
 /* A live area of the kind asked for (vmap for vunmap, vmalloc for vfree), or any with allow_contract. */
 static struct area *live_area(struct dec *d, uint8_t b, bool alloc)
 {
@@ -519,7 +527,7 @@ static bool op_vunmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event
 		e->len = length_pick(a->len - off, r[6], r[5]);
 	}
 	if (e->va == a->va)
-		a->live = false;
+		area_gone(d, a, e, irq);
 	return true;
 }
 
@@ -530,7 +538,7 @@ static bool op_vfree(struct dec *d, const uint8_t *r, bool irq, struct pt_event 
 		return false;
 	e->kind = PT_EV_VFREE;
 	e->va = a->va;
-	a->live = false;
+	area_gone(d, a, e, irq);
 	return true;
 }
 
@@ -794,7 +802,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 				return false;
 			if (!order_after(d, a->owner, e, irq))
 				return false;
-			a->live = false;
+			area_gone(d, a, e, irq);
 			return true;
 		}
 		return d->o->allow_contract;
