@@ -17,3 +17,11 @@ foreach(ex ${ftrace_examples})
   add_test(NAME ftrace.example.${exname} COMMAND $<TARGET_FILE:ptfuzz> replay --quiet ${ex})
   set_tests_properties(ftrace.example.${exname} PROPERTIES LABELS ftrace TIMEOUT 300)
 endforeach()
+
+# traces/capture/capture.sh against fake tracefs trees (tests/capture/test_capture.sh)
+foreach(case usage capture_and_import default_output no_tracefs no_syscall_events no_kprobes failed_write btf)
+  add_test(NAME capture.${case}
+    COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/capture/test_capture.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}
+            ${CMAKE_CURRENT_BINARY_DIR}/capture/${case} ${case})
+  set_tests_properties(capture.${case} PROPERTIES LABELS "capture;ftrace" TIMEOUT 120)
+endforeach()
