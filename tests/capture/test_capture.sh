@@ -226,6 +226,28 @@ EOF
 	# not in BTF: the default table
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_zap_huge_pmd zap_huge_pmd addr=%x3:x64$'
 	;;
+record_scripts_usage)
+	# the QEMU capture scripts: bad options and outputs end before anything is
+	# downloaded or installed, with one line and exit 2
+	rq() { last="record-qemu.sh $*"; bash "$REPO/traces/capture/record-qemu.sh" "$@" >out 2>err; rc=$?; }
+	rf() { last="record-ftrace.sh $*"; sh "$REPO/traces/capture/record-ftrace.sh" "$@" >out 2>err; rc=$?; }
+	one() { expect_rc 2; [ "$(wc -l <err)" -eq 1 ] || fail "'$last': expected one line on stderr"; }
+	rq -x; one; err_has "unknown option '-x'"
+	rq -w anything; one; err_has "unknown workload mode 'anything'"
+	rq -i abc; one
+	rq -s 0; one
+	rq -o out.ptt; one
+	rq -o; one
+	rq extra; one
+	touch "$WORK/exists.ptt.zst"; rq -o "$WORK/exists.ptt.zst"; one; err_has "exists (use -f"
+	rq -h; expect_rc 0
+	rf --bogus; one; err_has "unknown argument '--bogus'"
+	rf -o x.txt; one
+	rf -k 7.2; one
+	rf -o; one
+	touch "$WORK/exists.ptt"; rf -o "$WORK/exists.ptt"; one; err_has "exists (use -f"
+	rf -h; expect_rc 0
+	;;
 *)
 	fail "unknown case"
 	;;
