@@ -6,7 +6,8 @@ if(NOT TARGET ptftrace)
 endif()
 add_executable(test_ftrace test_ftrace.c)
 target_link_libraries(test_ftrace PRIVATE ptftrace ptreplay pttrace PkgConfig::CMOCKA)
-target_compile_definitions(test_ftrace PRIVATE FTRACE_EXAMPLES="${PROJECT_SOURCE_DIR}/traces/examples")
+target_compile_definitions(test_ftrace PRIVATE FTRACE_EXAMPLES="${PROJECT_SOURCE_DIR}/traces/examples"
+                                               CAPTURE_DATA="${CMAKE_CURRENT_SOURCE_DIR}/data/capture")
 add_test(NAME ftrace COMMAND test_ftrace)
 set_tests_properties(ftrace PROPERTIES LABELS ftrace TIMEOUT 120)
 
