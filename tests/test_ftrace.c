@@ -242,6 +242,35 @@ static void test_processes_are_address_spaces(void **state)
 		   "cpu0 mmap va=0x40000000 len=4K prot=rwx asid=3\n");
 }
 
+/* Without the TGID column: task_newtask's CLONE_VM makes a thread share its creator's address space */
+static void test_threads_without_tgid_from_clone_flags(void **state)
+{
+	(void)state;
+	assert_ops("  a-10 [000] 1.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-10 [000] 1.1: sys_mmap -> 0x30000000\n"
+		   /* a thread (CLONE_VM | CLONE_THREAD | ...) and a forked child */
+		   "  a-10 [000] 1.2: task_newtask: pid=12 comm=a clone_flags=3d0f00 oom_score_adj=0\n"
+		   "  a-10 [000] 1.3: task_newtask: pid=13 comm=a clone_flags=1200011 oom_score_adj=0\n"
+		   "  a-12 [001] 1.4: sys_madvise(start: 30000000, len_in: 1000, behavior: 4)\n"
+		   "  a-12 [001] 1.5: sys_madvise -> 0x0\n"
+		   "  a-13 [001] 1.6: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-13 [001] 1.7: sys_mmap -> 0x50000000\n"
+		   /* a vfork child (CLONE_VM | CLONE_VFORK) that execs: its own space, the parent keeps its */
+		   "  a-10 [000] 1.8: task_newtask: pid=14 comm=a clone_flags=4111 oom_score_adj=0\n"
+		   "  a-14 [001] 1.9: sched_process_exec: filename=/x pid=14 old_pid=14\n"
+		   "  a-14 [001] 2.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-14 [001] 2.1: sys_mmap -> 0x60000000\n"
+		   "  a-10 [000] 2.2: sys_munmap(addr: 30000000, len: 1000)\n"
+		   "  a-10 [000] 2.3: sys_munmap -> 0x0\n",
+		   "cpu0 mmap va=0x30000000 len=4K prot=rw asid=1\n"
+		   "cpu1 madvise dontneed va=0x30000000 len=4K asid=1\n"
+		   "cpu1 switch tid=13\n"
+		   "cpu1 mmap va=0x50000000 len=4K prot=rw asid=2\n"
+		   "cpu1 switch tid=14\n"
+		   "cpu1 mmap va=0x60000000 len=4K prot=rw asid=3\n"
+		   "cpu0 munmap va=0x30000000 len=4K asid=1\n");
+}
+
 static void test_untraced_memory_and_other_events_are_skipped(void **state)
 {
 	struct pt_ftrace_info info;
@@ -617,6 +646,7 @@ int main(void)
 		cmocka_unit_test(test_thp_option_overrides_the_marker),
 		cmocka_unit_test(test_failed_calls_are_comments),
 		cmocka_unit_test(test_processes_are_address_spaces),
+		cmocka_unit_test(test_threads_without_tgid_from_clone_flags),
 		cmocka_unit_test(test_untraced_memory_and_other_events_are_skipped),
 		cmocka_unit_test(test_mremap_bookkeeping),
 		cmocka_unit_test(test_imported_trace_replays_clean),

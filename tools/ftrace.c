@@ -69,6 +69,11 @@ struct asmap {
 	uint16_t asid;
 };
 
+/* a task created with CLONE_VM: it uses its creator's address space (key) */
+struct alias {
+	uint32_t pid, key;
+};
+
 struct ft {
 	const char *name;
 	struct pt_error *err;
@@ -87,6 +92,8 @@ struct ft {
 	size_t npend, cappend;
 	struct asmap *as;
 	size_t nas, capas;
+	struct alias *al;
+	size_t nal, capal;
 	struct space *sp;		/* per ASID - 1 */
 	size_t nsp;
 	uint16_t next_asid;
@@ -1132,6 +1139,9 @@ static int parse_line(struct ft *x, const char *s)
 		x->max_cpu = cpu;
 	x->any_cpu = true;
 	uint32_t key = has_tgid ? tgid : pid;
+	for (size_t i = 0; !has_tgid && i < x->nal; i++)
+		if (x->al[i].pid == pid)
+			key = x->al[i].key;
 
 	/* [flags] TIMESTAMP: */
 	p = skip_sp(p);
@@ -1192,11 +1202,38 @@ static int parse_line(struct ft *x, const char *s)
 			q = c + 1;
 		return on_marker(x, q, pid, key, cpu);
 	}
+	if (nl == 12 && starts(n, "task_newtask") && *p == ':') {
+		/* "task_newtask: pid=N comm=NAME clone_flags=HEX oom_score_adj=N", by the creator */
+		const char *f = strstr(p, " pid="), *c = strstr(p, " clone_flags=");
+		uint64_t child, cf;
+		if (!f || !dec(f + 5, &child, &end) || child > UINT32_MAX)
+			return errat(x, f ? f + 5 : p, "expected pid=N in task_newtask, got %s", got(f ? f + 5 : p, b));
+		if (!c || !hex(c + 13, &cf, &end))
+			return errat(x, c ? c + 13 : p, "expected clone_flags=HEX in task_newtask, got %s",
+				     got(c ? c + 13 : p, b));
+		for (size_t i = 0; i < x->nal; i++)
+			if (x->al[i].pid == (uint32_t)child)
+				x->al[i] = x->al[--x->nal];	/* a reused PID */
+		if (cf & 0x100) {	/* CLONE_VM */
+			if (grow(x, (void **)&x->al, &x->capal, x->nal, sizeof(*x->al)))
+				return -1;
+			x->al[x->nal++] = (struct alias){ (uint32_t)child, key };
+		}
+		return 0;
+	}
 	if (nl == 18 && starts(n, "sched_process_exec") && *p == ':') {
 		const char *f = strstr(p, " pid=");
 		if (!f || !dec(f + 5, &v, &end) || v > UINT32_MAX)
 			return errat(x, f ? f + 5 : p, "expected pid=N in sched_process_exec, got %s",
 				     got(f ? f + 5 : p, b));
+		for (size_t i = 0; i < x->nal; i++)
+			if (x->al[i].pid == pid) {
+				/* a CLONE_VM child (vfork) that execs gets its own address space;
+				 * its creator keeps the one they shared */
+				x->al[i] = x->al[--x->nal];
+				key = pid;
+				break;
+			}
 		asid_forget(x, key);
 		if ((uint32_t)v != key)
 			asid_forget(x, (uint32_t)v);
@@ -1223,6 +1260,7 @@ static void ft_free(struct ft *x)
 		pending_free(&x->pend[i]);
 	free(x->pend);
 	free(x->as);
+	free(x->al);
 	free(x->thr);
 }
 

@@ -35,6 +35,9 @@
  * op before them; those of a call that is not replayed become comments.
  *  - `sched_process_exec` for a PID: its next operations get a new address
  *    space.
+ *  - `task_newtask` (pid=CHILD clone_flags=HEX), without the TGID column: a
+ *    child created with CLONE_VM (a thread, a vfork child until it execs)
+ *    shares its creator's address space.
  *
  * Address spaces: each process (the TGID column when the trace has one
  * (options/record-tgid), else the PID) gets ASID 1, 2, ... in order of

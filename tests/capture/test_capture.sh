@@ -30,7 +30,8 @@ fail() {
 # fake_tracefs DIR: what capture.sh looks at in a 6.1-like tracefs
 fake_tracefs() {
 	T=$1
-	mkdir -p "$T/options" "$T/events/sched/sched_process_exec" "$T/events/ptfuzz"
+	mkdir -p "$T/options" "$T/events/sched/sched_process_exec" "$T/events/task/task_newtask" "$T/events/ptfuzz"
+	echo 0 >"$T/events/task/task_newtask/enable"
 	for f in trace tracing_on trace_marker set_event_pid buffer_size_kb current_tracer kprobe_events; do
 		: >"$T/$f"
 	done
@@ -126,6 +127,7 @@ capture_and_import)
 	has "$T/events/ptfuzz/ptk_move_page_tables/enable" '^0$'
 	has "$T/kprobe_events" '^-:ptfuzz/ptk_move_page_tables$'
 	has "$T/options/record-tgid" '^0$'
+	has "$T/events/task/task_newtask/enable" '^0$'
 	# an existing output is refused without -f, overwritten with it
 	cap -o "$WORK/o/t.ptt" -w ftrace; one_line_usage; err_has "t.ftrace exists (use -f"
 	cap -f -o "$WORK/o/t.ptt" -w ftrace; expect_rc 0

@@ -64,7 +64,7 @@ while [ $# -gt 0 ]; do
 	-f) force=1; shift ;;
 	-K|--no-kprobes) kprobes=0; shift ;;
 	-n|--no-import) import=0; shift ;;
-	-h|--help) sed -n '3,47p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	*) usage "unknown option '$1'" ;;
 	esac
@@ -171,8 +171,9 @@ cleanup() {
 				printf '0\n' >"$T/events/syscalls/sys_${d}_$s/enable" 2>/dev/null
 		done
 	done
-	[ -e "$T/events/sched/sched_process_exec/enable" ] &&
-		printf '0\n' >"$T/events/sched/sched_process_exec/enable" 2>/dev/null
+	for ev in sched/sched_process_exec task/task_newtask; do
+		[ -e "$T/events/$ev/enable" ] && printf '0\n' >"$T/events/$ev/enable" 2>/dev/null
+	done
 	for ev in $probes; do
 		[ -e "$T/events/ptfuzz/$ev/enable" ] && printf '0\n' >"$T/events/ptfuzz/$ev/enable" 2>/dev/null
 		printf '%s\n' "-:ptfuzz/$ev" >>"$T/kprobe_events" 2>/dev/null
@@ -316,6 +317,9 @@ if [ -e "$T/events/sched/sched_process_exec/enable" ]; then
 else
 	note "no sched_process_exec event: an exec'd program's address space is not told apart"
 fi
+# clone flags of new tasks: threads (CLONE_VM) share their parent's address space
+# in the import even where the TGID column is missing
+[ ! -e "$T/events/task/task_newtask/enable" ] || tw events/task/task_newtask/enable 1
 for ev in $probes; do
 	[ -e "$T/events/ptfuzz/$ev/enable" ] ||
 		die 1 "$T/kprobe_events took ptfuzz/$ev but $T/events/ptfuzz/$ev/enable did not appear"
