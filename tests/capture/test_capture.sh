@@ -250,6 +250,28 @@ record_scripts_usage)
 	touch "$WORK/exists.ptt"; rf -o "$WORK/exists.ptt"; one; err_has "exists (use -f"
 	rf -h; expect_rc 0
 	;;
+apt_install)
+	# apt-install.sh against a fake apt-get: new packages are installed, an upgrade
+	# or removal of a host package is refused before anything is installed
+	mkdir -p "$WORK/bin"
+	cat >"$WORK/bin/apt-get" <<'EOF'
+#!/bin/sh
+echo "apt-get $*" >>"$APTLOG"
+case " $* " in
+*" -s "*) cat "$APTSIM" ;;
+esac
+exit 0
+EOF
+	chmod +x "$WORK/bin/apt-get"
+	printf 'Inst cpio (2.13+dfsg-7.1 Debian:12/stable [amd64])\nConf cpio (2.13+dfsg-7.1 Debian:12/stable [amd64])\n' >"$WORK/new"
+	printf 'Inst libudev1 [252.30-1~deb12u2] (252.31-1~deb12u1 Debian:12/stable [amd64])\nInst cpio (2.13 Debian:12/stable [amd64])\nRemv libfoo [1.0]\n' >"$WORK/upgrade"
+	ai() { last="apt-install.sh cpio"; PATH=$WORK/bin:$PATH APTLOG=$WORK/log APTSIM=$1 sh "$REPO/traces/capture/apt-install.sh" cpio >out 2>err; rc=$?; }
+	: >"$WORK/log"; ai "$WORK/new"; expect_rc 0
+	has "$WORK/log" '^apt-get install -y -q --no-install-recommends --no-upgrade cpio$'
+	: >"$WORK/log"; ai "$WORK/upgrade"; expect_rc 1
+	err_has "would upgrade or remove host packages: libudev1 libfoo"
+	lacks "$WORK/log" '^apt-get install -y'
+	;;
 *)
 	fail "unknown case"
 	;;

@@ -24,7 +24,8 @@
 #
 # On Debian 12 (bookworm) x86-64, as root or with sudo; the only packages it
 # installs are gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-system-arm
-# and cpio (traces/capture/README.md).  Timings there: download ~ 5 s, boot +
+# and cpio, through apt-install.sh, which refuses to upgrade or remove a host
+# package (traces/capture/README.md).  Timings there: download ~ 5 s, boot +
 # workload + trace dump ~ 10-40 s.
 set -eu
 
@@ -41,7 +42,7 @@ while [ $# -gt 0 ]; do
 	-k) [ $# -ge 2 ] || { echo "record-ftrace.sh: -k needs a kernel ABI (see --help)" >&2; exit 2; }; abi=$2; shift 2 ;;
 	-f) force=1; shift ;;
 	--no-install) install=0; shift ;;
-	-h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "record-ftrace.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -58,7 +59,6 @@ SMP=${SMP:-2}
 MEM=${MEM:-1024}
 say() { echo "record-ftrace: $*" >&2; }
 PTFUZZ=${PTFUZZ:-$repo/build/release/tools/ptfuzz}
-sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 t0=$(date +%s)
 
 # ---- 1. host tools (bookworm): cross compiler, static arm64 libc, QEMU ----
@@ -69,9 +69,7 @@ if [ $install = 1 ]; then
 	command -v "$QEMU" >/dev/null || need="$need qemu-system-arm"
 	command -v cpio >/dev/null || need="$need cpio"
 	if [ -n "$need" ]; then
-		say "installing$need"
-		sudo_ apt-get update -q
-		sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
+		sh "$here/apt-install.sh" $need || exit 1
 	fi
 fi
 

@@ -59,7 +59,6 @@ case $MODE in basic|contpte-mprotect) ;; *) bad "-w: unknown workload mode '$MOD
 case ${OUT:-x.ptt.zst} in *.ptt.zst) ;; *) bad "-o: expected a name ending in .ptt.zst, got '$OUT'" ;; esac
 [ -z "$OUT" ] || [ $FORCE = 1 ] || [ ! -e "$OUT" ] || bad "$OUT exists (use -f to overwrite it)"
 log() { printf '== %s\n' "$*" >&2; }
-sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # ---- build dependencies (the only system-wide installs) ----
 need=()
@@ -70,10 +69,8 @@ command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v zstd >/dev/null || need+=(zstd)
 if [ ${#need[@]} -gt 0 ]; then
-	log "installing build dependencies: ${need[*]}"
-	sudo_ apt-get update -q
-	# only these named packages (and what they need); nothing already installed is upgraded
-	sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends --no-upgrade "${need[@]}"
+	# only these named packages (and what they need); it refuses if any installed package would change
+	sh "$HERE/apt-install.sh" "${need[@]}" || exit 1
 fi
 
 # ---- downloads ----
