@@ -92,12 +92,12 @@ QEMU=$ROOT/qemu/usr/bin/qemu-system-aarch64
 # downloaded and unpacked under the cache and found through LD_LIBRARY_PATH
 # by QEMU alone - never installed, so no host package changes.
 LIBS=$ROOT/qemu-libs
-libpath() { find "$LIBS" -name '*.so*' -printf '%h\n' 2>/dev/null | sort -u | paste -sd: -; }
+libpath() { { [ ! -d "$LIBS" ] || find "$LIBS" -name '*.so*' -printf '%h\n'; } | sort -u | paste -sd: -; }
 QLD=$(libpath)
-missing=$(LD_LIBRARY_PATH=$QLD ldd "$QEMU" | awk '/not found/ {print $1}' | sort -u)
+missing=$( { LD_LIBRARY_PATH=$QLD ldd "$QEMU" || true; } | awk '/not found/ {print $1}' | sort -u)
 if [ -n "$missing" ]; then
 	deps=$(for f in "$CACHE"/dl/qemu-system-arm_*"${QUP}"*.deb "$CACHE"/dl/qemu-system-common_*"${QUP}"*.deb; do
-		dpkg-deb -f "$f" Depends; done | tr ',|' '\n\n' | sed -e 's/(.*//' -e 's/ //g' -e 's/:any$//' | grep '^lib' | sort -u)
+		dpkg-deb -f "$f" Depends; done | tr ',|' '\n\n' | sed -e 's/(.*//' -e 's/ //g' -e 's/:any$//' | awk '/^lib/' | sort -u)
 	norm() { tr -d '.-' <<<"$1"; }
 	pick=()
 	for so in $missing; do	# libfdt.so.1 -> libfdt1, libglib-2.0.so.0 -> libglib2.0-0, ...
@@ -113,7 +113,7 @@ if [ -n "$missing" ]; then
 		for f in "$CACHE"/dl/libs/"${p}"_*.deb; do [ -e "$f" ] && dpkg -x "$f" "$LIBS"; done
 	done
 	QLD=$(libpath)
-	still=$(LD_LIBRARY_PATH=$QLD ldd "$QEMU" | awk '/not found/ {print $1}' | sort -u)
+	still=$( { LD_LIBRARY_PATH=$QLD ldd "$QEMU" || true; } | awk '/not found/ {print $1}' | sort -u)
 	[ -z "$still" ] || { log "QEMU still lacks $(echo $still); install them, or report it"; exit 1; }
 fi
 KERNEL=$(ls "$ROOT"/kernel/usr/lib/modules/"$KABI"-arm64/vmlinuz* "$ROOT"/kernel/boot/vmlinuz-"$KABI"-arm64 2>/dev/null | head -n1 || true)
