@@ -13,7 +13,7 @@
 
 void help_convert(FILE *f)
 {
-	fputs("usage: ptfuzz convert [--binary | --text] IN OUT\n"
+	fputs("usage: ptfuzz convert [--binary | --text] [--input] IN OUT\n"
 	      "\n"
 	      "Convert a trace between its text (.ptt) and binary (.ptt.zst) encodings,\n"
 	      "losslessly (comments included).  The encoding of IN is detected from its\n"
@@ -21,12 +21,21 @@ void help_convert(FILE *f)
 	      "otherwise.  - as IN reads standard input; - as OUT writes to standard\n"
 	      "output (text, unless --binary).\n"
 	      "\n"
+	      "Fuzz inputs of the ops_invariants harness convert both ways: an IN named\n"
+	      "*.bin, crash-*, leak-*, timeout-*, oom-*, slow-unit-* or id:* (or any IN\n"
+	      "with --input) is decoded into the program the harness ran, as a trace;\n"
+	      "an OUT named *.bin is written as a fuzz input that decodes to IN's events\n"
+	      "(ops-level events, threads, sched, migrate, irq and access only; what\n"
+	      "the fuzzer's grammar would not emit is dropped and counted on stderr).\n"
+	      "The decoder follows PTFUZZ_CONTRACTS and PTFUZZ_MAX_OPS as the harness does.\n"
+	      "\n"
 	      "OUT is written beside its final name and renamed over it only once the\n"
 	      "whole input was read: on an error, an existing OUT is left as it was.\n"
 	      "\n"
 	      "options:\n"
 	      "  --binary      write the binary encoding whatever OUT's name\n"
 	      "  --text        write the text encoding whatever OUT's name\n"
+	      "  --input       IN is a fuzz input whatever its name\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "exit status: 0 converted, 2 bad input or usage.\n",
@@ -38,10 +47,12 @@ int cmd_convert(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "binary", no_argument, NULL, 'b' },
 		{ "text", no_argument, NULL, 't' },
+		{ "input", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int forced = -1, c, rc;
+	bool in_fuzz = false;
 	struct pt_error err = { PT_OK, "" };
 	struct pt_reader *r;
 	struct pt_writer *w;
@@ -55,6 +66,7 @@ int cmd_convert(int argc, char **argv)
 				return cli_usage_error("convert", "--binary and --text exclude each other");
 			forced = c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT;
 			break;
+		case 'i': in_fuzz = true; break;
 		case 'h': help_convert(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -71,12 +83,21 @@ int cmd_convert(int argc, char **argv)
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
 
-	r = pt_reader_open(in, &err);
+	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
+		unsigned dropped = 0;
+		if (cli_write_fuzz_input(in, in_fuzz, out, &dropped, &err))
+			goto fail;
+		if (dropped)
+			fprintf(stderr, "ptfuzz convert: %s: %u event%s outside the fuzz grammar (contracts, bounds) "
+				"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
+		return EXIT_CLEAN;
+	}
+	r = cli_reader_open(in, in_fuzz, &err);
 	if (!r)
 		goto fail;
 	w = pt_writer_open(out, enc, pt_reader_header(r), &err);
 	if (!w) {
-		pt_reader_close(r);
+		cli_reader_close(r);
 		goto fail;
 	}
 	while ((rc = pt_reader_next(r, &ev, &err)) > 0) {
@@ -85,7 +106,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 	}
-	pt_reader_close(r);
+	cli_reader_close(r);
 	if (rc < 0) {
 		pt_writer_abort(w);
 		goto fail;

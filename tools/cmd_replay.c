@@ -189,7 +189,7 @@ void replay_file(struct replay_run *run)
 	int rc;
 
 	run->name = cli_display_name(run->path);
-	r = pt_reader_open(run->path, &run->err);
+	r = cli_reader_open(run->path, false, &run->err);
 	if (!r) {
 		run->failed = true;
 		return;
@@ -203,7 +203,7 @@ void replay_file(struct replay_run *run)
 			     "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)",
 			     run->name, h->cpus, h->granule, h->va_bits);
 		run->failed = true;
-		pt_reader_close(r);
+		cli_reader_close(r);
 		return;
 	}
 	if (run->record) {
@@ -212,7 +212,7 @@ void replay_file(struct replay_run *run)
 		run->rec = pt_writer_open(run->record, pt_encoding_for_path(run->record), &h, &run->rec_err);
 		if (!run->rec) {
 			run->rec_failed = true;
-			pt_reader_close(r);
+			cli_reader_close(r);
 			return;
 		}
 	}
@@ -243,7 +243,7 @@ void replay_file(struct replay_run *run)
 	}
 	if (shown)
 		fputs("\r\033[K", stderr);
-	pt_reader_close(r);
+	cli_reader_close(r);
 	if (run->rec) {
 		/* a failed replay or write leaves no half-written recording */
 		if (run->failed || run->rec_failed)
