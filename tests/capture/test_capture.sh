@@ -94,6 +94,7 @@ usage)
 	cap -w nosuch; one_line_usage; err_has "unknown workload 'nosuch'"
 	cap; one_line_usage; err_has "nothing to trace"
 	cap -w ftrace -- true; one_line_usage
+	cap -c -- true; one_line_usage
 	cap -b 12x -w ftrace; one_line_usage
 	cap -o; one_line_usage
 	cap -p "$WORK/none" -w ftrace; one_line_usage
@@ -144,6 +145,19 @@ default_output)
 	cap -n -w ftrace; expect_rc 0
 	f=$(sed -n 's/^capture.sh: saved \(.*\) ([0-9]* lines)$/\1/p' err)
 	case $f in "$REPO"/build/capture/ftrace-*.ftrace) rm -f "$f" ;; *) fail "default output '$f'" ;; esac
+	;;
+check)
+	# -c: every check and what would be probed, and not one write to tracefs
+	find "$T" -type f -exec md5sum {} + | sort >"$WORK/before"
+	cap -c; expect_rc 0
+	err_has "kprobe ptfuzz/ptk_move_page_tables: move_page_tables old_addr=%x1:x64 new_addr=%x3:x64 len=%x4:x64 (+ return probe)"
+	err_has "kprobe on move_huge_pud skipped: not in available_filter_functions"
+	err_has "check only: nothing was changed"
+	find "$T" -type f -exec md5sum {} + | sort >"$WORK/after"
+	cmp -s "$WORK/before" "$WORK/after" || fail "-c wrote to tracefs"
+	[ ! -d "$REPO/build/capture/none" ] || fail "-c created an output directory"
+	rm -rf "$T/events/syscalls"
+	cap -c; expect_rc 3; err_has "CONFIG_FTRACE_SYSCALLS"
 	;;
 no_tracefs)
 	mkdir "$WORK/empty"; T=$WORK/empty

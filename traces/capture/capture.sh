@@ -22,6 +22,9 @@
 #                  free text); default: kernel and machine from uname and sysfs
 #   -K, --no-kprobes   syscall events and markers only (no kernel evidence)
 #   -n, --no-import    write the .ftrace only
+#   -c, --check    check this kernel (tracefs, syscall events, kprobes, BTF, the
+#                  probed functions) and say what a capture would record;
+#                  nothing is written to tracefs
 #   -h, --help     this help
 #
 # What it checks, each with its own message: tracefs (mounted, or mountable
@@ -54,7 +57,7 @@ note() { printf '%s: note: %s\n' "$me" "$*" >&2; }
 die() { code=$1; shift; printf '%s: %s\n' "$me" "$*" >&2; exit "$code"; }
 usage() { die 2 "$*  (see $me --help)"; }
 
-out= force=0 buf=16384 prov= kprobes=1 import=1 workload=
+out= force=0 buf=16384 prov= kprobes=1 import=1 workload= check=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-o) [ $# -ge 2 ] || usage "-o needs a file"; out=$2; shift 2 ;;
@@ -64,7 +67,8 @@ while [ $# -gt 0 ]; do
 	-f) force=1; shift ;;
 	-K|--no-kprobes) kprobes=0; shift ;;
 	-n|--no-import) import=0; shift ;;
-	-h|--help) sed -n '3,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-c|--check) check=1; shift ;;
+	-h|--help) sed -n '3,48p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	*) usage "unknown option '$1'" ;;
 	esac
@@ -78,9 +82,10 @@ if [ -n "$workload" ]; then
 	ftrace|ftrace-workload) workload=ftrace ;;
 	*) usage "-w: unknown workload '$workload' (known: ftrace)" ;;
 	esac
-elif [ $# -eq 0 ]; then
+elif [ $# -eq 0 ] && [ $check = 0 ]; then
 	usage "nothing to trace: give -w WORKLOAD or -- COMMAND"
 fi
+[ $check = 0 ] || [ $# -eq 0 ] || usage "-c checks this kernel only: no command"
 
 # ---- the outputs: never overwrite without -f ----
 release=$(uname -r)
@@ -90,13 +95,15 @@ case $out in
 *.ptt) raw=${out%.ptt}.ftrace ;;
 *) raw=$out.ftrace ;;
 esac
-if [ $force = 0 ]; then
+if [ $force = 0 ] && [ $check = 0 ]; then
 	[ ! -e "$raw" ] || usage "$raw exists (use -f to overwrite it)"
 	[ $import = 0 ] || [ ! -e "$out" ] || usage "$out exists (use -f to overwrite it)"
 fi
-mkdir -p "$(dirname "$raw")" "$(dirname "$out")" || die 1 "cannot create the directory of $out"
-out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
-raw=$(cd "$(dirname "$raw")" && pwd)/$(basename "$raw")
+if [ $check = 0 ]; then
+	mkdir -p "$(dirname "$raw")" "$(dirname "$out")" || die 1 "cannot create the directory of $out"
+	out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
+	raw=$(cd "$(dirname "$raw")" && pwd)/$(basename "$raw")
+fi
 
 # ---- tracefs ----
 if [ -n "${PTFUZZ_TRACEFS:-}" ]; then
@@ -164,6 +171,7 @@ tgid_was=$(cat "$T/options/record-tgid" 2>/dev/null || true)
 fork_was=$(cat "$T/options/event-fork" 2>/dev/null || true)
 cleanup() {
 	trap - EXIT INT TERM HUP
+	[ $check = 0 ] || return 0	# -c changed nothing
 	printf '0\n' >"$T/tracing_on" 2>/dev/null
 	for s in $syscalls $exits; do
 		for d in enter exit; do
@@ -274,6 +282,11 @@ if [ $kprobes = 1 ]; then
 			args="$args $name=$pos:x64"
 		done
 		ev=ptk_$fn
+		if [ $check = 1 ]; then
+			say "kprobe ptfuzz/$ev: $fn$args${ret:+$( [ $ret = 1 ] && echo ' (+ return probe)')}"
+			probes="$probes $ev"
+			continue
+		fi
 		if ! forget_probe "$ev" || ! forget_probe "${ev}_ret"; then
 			note "kprobe on $fn skipped: ptfuzz/$ev is left from an earlier run and $T/kprobe_events refused to remove it${e:+: $e}"
 			continue
@@ -294,6 +307,13 @@ if [ $kprobes = 1 ]; then
 $tab
 EOF
 	[ -n "$probes" ] || note "no kprobe could be placed: capturing syscalls only"
+fi
+if [ $check = 1 ]; then
+	say "tracefs $T: syscall events $syscalls$exits; record-tgid $([ -e "$T/options/record-tgid" ] && echo yes || echo no);" \
+		"kprobes:${probes:- none}"
+	say "check only: nothing was changed; this kernel can be captured"
+	probes=
+	exit 0
 fi
 
 # ---- set up ----
