@@ -27,3 +27,22 @@ foreach(case usage capture_and_import default_output no_tracefs no_syscall_event
             ${CMAKE_CURRENT_BINARY_DIR}/capture/${case} ${case})
   set_tests_properties(capture.${case} PROPERTIES LABELS "capture;ftrace" TIMEOUT 120)
 endforeach()
+# the same under the other shells it must run in: bash, and busybox sh (the QEMU guest's)
+find_program(PTFUZZ_BASH bash)
+find_program(PTFUZZ_BUSYBOX busybox)
+foreach(shell bash busybox)
+  if(shell STREQUAL bash)
+    set(sh_cmd "${PTFUZZ_BASH}")
+  else()
+    set(sh_cmd "${PTFUZZ_BUSYBOX} sh")
+  endif()
+  if((shell STREQUAL bash AND PTFUZZ_BASH) OR (shell STREQUAL busybox AND PTFUZZ_BUSYBOX))
+    foreach(case capture_and_import failed_write btf check)
+      add_test(NAME capture.${shell}.${case}
+        COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/capture/test_capture.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}
+                ${CMAKE_CURRENT_BINARY_DIR}/capture/${shell}.${case} ${case})
+      set_tests_properties(capture.${shell}.${case} PROPERTIES LABELS "capture;ftrace" TIMEOUT 120
+                           ENVIRONMENT "CAPTURE_SH=${sh_cmd}")
+    endforeach()
+  endif()
+endforeach()

@@ -7,6 +7,7 @@
 # what it saves.  Registered by tests/ftrace.cmake (ctest -L capture).
 #
 # By hand:  sh tests/capture/test_capture.sh build/release/tools/ptfuzz . /tmp/cap CASE
+# (CAPTURE_SH="busybox sh" or bash: capture.sh under that shell)
 set -u
 
 PTFUZZ=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -15,6 +16,7 @@ WORK=$3
 CASE=$4
 CAP=$REPO/traces/capture/capture.sh
 SAMPLE=$REPO/tests/data/capture/captured.ftrace
+CAPTURE_SH=${CAPTURE_SH:-sh}	# the shell that runs capture.sh (busybox sh in the QEMU guest)
 
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 WORK=$(pwd)
@@ -72,7 +74,7 @@ chmod +x "$WORK/workload"
 cap() {
 	last="$*"
 	PTFUZZ_TRACEFS=$T PTFUZZ_BTF=$WORK/no-btf PTFUZZ=$PTFUZZ PTFUZZ_WORKLOAD_BIN=$WORK/workload \
-		BPFTOOL=${BPFTOOL:-$WORK/no-bpftool} sh "$CAP" "$@" >out 2>err
+		BPFTOOL=${BPFTOOL:-$WORK/no-bpftool} $CAPTURE_SH "$CAP" "$@" >out 2>err
 	rc=$?
 }
 expect_rc() { [ "$rc" -eq "$1" ] || fail "'capture.sh $last' exited $rc, expected $1"; }
@@ -230,7 +232,7 @@ X
 EOF
 	chmod +x "$WORK/bpftool"
 	PTFUZZ_BTF=$WORK/btf BPFTOOL=$WORK/bpftool PTFUZZ_TRACEFS=$T PTFUZZ=$PTFUZZ \
-		PTFUZZ_WORKLOAD_BIN=$WORK/workload sh "$CAP" -o "$WORK/o/t.ptt" -w ftrace >out 2>err
+		PTFUZZ_WORKLOAD_BIN=$WORK/workload $CAPTURE_SH "$CAP" -o "$WORK/o/t.ptt" -w ftrace >out 2>err
 	rc=$?; last="(with BTF)"
 	expect_rc 0
 	err_lacks "note: no BTF"
