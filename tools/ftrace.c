@@ -889,7 +889,7 @@ static enum pt_field kp_field(const char *n, size_t len)
 		enum pt_field f;
 	} m[] = {
 		{ "old_addr", PT_F_VA }, { "address", PT_F_VA }, { "addr", PT_F_VA }, { "floor", PT_F_VA },
-		{ "new_addr", PT_F_VA2 }, { "ceiling", PT_F_VA2 },
+		{ "start", PT_F_VA }, { "new_addr", PT_F_VA2 }, { "ceiling", PT_F_VA2 }, { "end", PT_F_VA2 },
 		{ "len", PT_F_LEN }, { "size", PT_F_LEN }, { "count", PT_F_LEN },
 		{ "ret", PT_F_PA },
 	};

@@ -25,7 +25,7 @@
  *  - kprobe events of traces/capture/capture.sh, `ptk_FUNC: (SYM+OFF/SIZE)
  *    NAME=0x... ...` (return probes `ptk_FUNC_ret: (CALLER <- FUNC) ret=0x...`),
  *    for the functions of enum pt_kernel_ev: `kernel` evidence events (va from
- *    old_addr/address/addr/floor, va2 from new_addr/ceiling, len from
+ *    old_addr/address/addr/floor/start, va2 from new_addr/ceiling/end, len from
  *    len/size/count, ret from ret; other arguments are dropped).
  *
  * Evidence: each op is the call as the kernel was asked (no op is rewritten

@@ -117,6 +117,8 @@ capture_and_import)
 	has "$T/kprobe_events" '^r:ptfuzz/ptk_move_page_tables_ret move_page_tables ret=\$retval:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk___vmalloc_node_range __vmalloc_node_range size=%x0:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu$'	# its range needs BTF
+	err_has "tlb_finish_mmu: 'start' needs BTF"
 	has "$T/trace_marker" '^ptfuzz kernel: Linux '
 	has "$T/trace_marker" '^provenance: recorded .* by traces/capture/capture.sh'
 	err_has "note: no BTF"
@@ -206,9 +208,28 @@ btf)
 #!/bin/sh
 cat <<'X'
 [1] INT 'long unsigned int' size=8 bits_offset=0 nr_bits=64 encoding=(none)
+[5] STRUCT 'pagetable_move_control' size=56 vlen=8
+	'old' type_id=1 bits_offset=0
+	'new' type_id=1 bits_offset=64
+	'old_addr' type_id=1 bits_offset=128
+	'old_end' type_id=1 bits_offset=192
+	'new_addr' type_id=1 bits_offset=256
+	'len_in' type_id=1 bits_offset=320
+	'need_rmap_locks' type_id=1 bits_offset=384
+	'for_stack' type_id=1 bits_offset=392
+[6] STRUCT 'mmu_gather' size=72 vlen=4
+	'mm' type_id=1 bits_offset=0
+	'batch' type_id=1 bits_offset=64
+	'start' type_id=1 bits_offset=128
+	'end' type_id=1 bits_offset=192
+[7] STRUCT 'mmu_gather' size=8 vlen=1
+	'start' type_id=1 bits_offset=0
 [10] FUNC_PROTO '(anon)' ret_type_id=1 vlen=1
 	'pmc' type_id=1
 [11] FUNC 'move_page_tables' type_id=10 linkage=static
+[12] FUNC_PROTO '(anon)' ret_type_id=0 vlen=1
+	'tlb' type_id=1
+[13] FUNC 'tlb_finish_mmu' type_id=12 linkage=static
 [20] FUNC_PROTO '(anon)' ret_type_id=0 vlen=5
 	'vma' type_id=1
 	'pmd' type_id=1
@@ -236,8 +257,10 @@ EOF
 	rc=$?; last="(with BTF)"
 	expect_rc 0
 	err_lacks "note: no BTF"
-	err_has "move_page_tables: BTF has no parameter 'old_addr'"
-	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables$'
+	# move_page_tables(pmc): its arguments are members of *pmc; tlb_finish_mmu's range of *tlb
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=+16(%x0):x64 new_addr=+32(%x0):x64 len=+40(%x0):x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu start=+16(%x0):x64 end=+24(%x0):x64$'
+	err_lacks "BTF has no parameter 'old_addr'"
 	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_free_pgtables free_pgtables floor=%x3:x64 ceiling=%x4:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_vfree vfree addr=%x0:x64$'

@@ -201,18 +201,21 @@ BTF=${PTFUZZ_BTF:-/sys/kernel/btf/vmlinux}
 BPFTOOL=${BPFTOOL:-bpftool}
 # The non-inlined mm functions whose calls are evidence, with the arguments
 # recorded: NAME=%xN is the default position (the 6.1 signature); with BTF the
-# parameter called NAME is looked up instead.  `ret` adds a return probe.
+# parameter called NAME is looked up instead, and failing that the
+# alternatives after `|`, PARAM->STRUCT.FIELD: that member of the struct
+# PARAM points to (BTF only; a default of `-` means BTF only).  `ret` adds a
+# return probe.
 probe_table() {
 	cat <<'EOF'
-move_page_tables old_addr=%x1 new_addr=%x3 len=%x4 ret
+move_page_tables old_addr=%x1|pmc->pagetable_move_control.old_addr new_addr=%x3|pmc->pagetable_move_control.new_addr len=%x4|pmc->pagetable_move_control.len_in ret
 move_huge_pmd old_addr=%x1 new_addr=%x2
 move_huge_pud old_addr=%x1 new_addr=%x2
 __split_huge_pmd address=%x2
 change_huge_pmd addr=%x3
 zap_huge_pmd addr=%x3
-do_huge_pmd_anonymous_page vmf=%x0
+do_huge_pmd_anonymous_page
 free_pgtables floor=%x3 ceiling=%x4
-tlb_finish_mmu tlb=%x0
+tlb_finish_mmu start=-|tlb->mmu_gather.start end=-|tlb->mmu_gather.end
 __pte_alloc pmd=%x1
 __pmd_alloc address=%x2
 __vmalloc_node_range size=%x0 ret
@@ -243,18 +246,30 @@ if [ $kprobes = 1 ]; then
 	elif ! command -v "$BPFTOOL" >/dev/null 2>&1; then
 		note "bpftool not found: kprobe arguments at their 6.1 positions (install bpftool to read them from $BTF)"
 	else
-		# "FUNC p0 p1 ...": the parameter names of each function in the table, from BTF
+		# "FUNC p0 p1 ...": the parameter names of each function in the table, and
+		# "STRUCT.FIELD BYTES": the offsets of the struct members it names, from BTF
 		want=$(probe_table | awk '{print $1}' | tr '\n' ' ')
-		params=$("$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null | awk -v want="$want" '
-			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) wanted[w[i]] = 1 }
-			/^\[[0-9]+\] FUNC_PROTO / { id = substr($1, 2, length($1) - 2); cur = id; np[id] = 0; next }
+		wants=$(probe_table | tr ' |' '\n\n' | sed -n 's/^[a-z_]*->\([a-z_]*\)\..*/\1/p' | sort -u | tr '\n' ' ')
+		params=$("$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null | awk -v want="$want" -v wants="$wants" '
+			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) wanted[w[i]] = 1
+				n = split(wants, w, " "); for (i = 1; i <= n; i++) wstruct[w[i]] = 1 }
+			/^\[[0-9]+\] FUNC_PROTO / { id = substr($1, 2, length($1) - 2); cur = id; st = ""; np[id] = 0; next }
 			/^\[[0-9]+\] FUNC / {
-				cur = ""; name = $3; gsub("\047", "", name)
+				cur = ""; st = ""; name = $3; gsub("\047", "", name)
 				if (name in wanted) { t = $4; sub("type_id=", "", t); fn[name] = t }
 				next }
-			/^\[/ { cur = ""; next }
-			cur != "" && /^[ \t]+\047/ { p = $1; gsub("\047", "", p); pn[cur, np[cur]++] = p }
-			END { for (f in fn) { s = f; id = fn[f]; for (i = 0; i < np[id]; i++) s = s " " pn[id, i]; print s } }')
+			/^\[[0-9]+\] STRUCT / {
+				cur = ""; st = $3; gsub("\047", "", st); if (!(st in wstruct) || (st in seen)) st = ""
+				if (st != "") seen[st] = 1
+				next }
+			/^\[/ { cur = ""; st = ""; next }
+			cur != "" && /^[ \t]+\047/ { p = $1; gsub("\047", "", p); pn[cur, np[cur]++] = p; next }
+			st != "" && /^[ \t]+\047/ {
+				m = $1; gsub("\047", "", m)
+				for (i = 2; i <= NF; i++) if ($i ~ /^bits_offset=/) { o = $i; sub("bits_offset=", "", o) }
+				if (o % 8 == 0) off[st "." m] = o / 8 }
+			END { for (f in fn) { s = f; id = fn[f]; for (i = 0; i < np[id]; i++) s = s " " pn[id, i]; print s }
+			      for (k in off) print k " " off[k] }')
 		[ -n "$params" ] || note "bpftool read no functions from $BTF: kprobe arguments at their 6.1 positions"
 	fi
 	avail=$T/available_filter_functions
@@ -270,14 +285,27 @@ if [ $kprobes = 1 ]; then
 		sig=$(printf '%s\n' "$params" | awk -v f="$fn" '$1 == f { print; exit }')
 		for a in $rest; do
 			[ "$a" = ret ] && { ret=1; continue; }
-			name=${a%%=*} pos=${a#*=}
+			name=${a%%=*} spec=${a#*=}
+			pos=${spec%%|*}
+			alts=
+			case $spec in *"|"*) alts=$(printf '%s' "${spec#*|}" | tr '|' ' ') ;; esac
 			if [ -n "$sig" ]; then
-				i=$(printf '%s\n' "$sig" | awk -v p="$name" '{ for (i = 2; i <= NF; i++) if ($i == p) { print i - 2; exit } }')
-				if [ -z "$i" ] || [ "$i" -gt 7 ]; then
+				# param_reg P: the register of parameter P of this function, or nothing
+				pos=$(printf '%s\n' "$sig" | awk -v p="$name" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
+				for alt in $alts; do
+					[ -z "$pos" ] || break
+					pp=${alt%%->*} sf=${alt#*->}
+					r=$(printf '%s\n' "$sig" | awk -v p="$pp" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
+					o=$(printf '%s\n' "$params" | awk -v k="$sf" '$1 == k && NF == 2 { print $2; exit }')
+					[ -n "$r" ] && [ -n "$o" ] && pos=+$o\($r\)
+				done
+				if [ -z "$pos" ]; then
 					note "$fn: BTF has no parameter '$name' in registers (signature changed): not recorded"
 					continue
 				fi
-				pos=%x$i
+			elif [ "$pos" = - ]; then
+				note "$fn: '$name' needs BTF (a struct member): not recorded"
+				continue
 			fi
 			args="$args $name=$pos:x64"
 		done
