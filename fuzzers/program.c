@@ -23,6 +23,8 @@
 #define RW (PT_PROT_READ | PT_PROT_WRITE)
 #define USER_TOP (1ull << 48)
 #define PT_KERNEL_VA 0xffff000000000000ull	/* TTBR1: the kernel's half */
+#define VMALLOC_START 0xffff800008000000ull	/* the model's vmalloc space (engine/mm) */
+#define VMALLOC_END 0xfffffbfff0000000ull
 
 /* Where the decoder puts things.  User space: a few bases with the alignments
  * that matter (PMD, PUD); hugetlb pages in a zone of their own; kernel areas
@@ -240,6 +242,25 @@ static unsigned order_pick(uint8_t b)
 	return tab[b % 8];
 }
 
+/* hugetlb pages live in hugetlb VMAs of their own: no anonymous mapping goes over them */
+static bool over_huge(const struct dec *d, uint64_t va, uint64_t len)
+{
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (va < d->hset[i].pa + d->hset[i].len && d->hset[i].pa < va + len)
+			return true;
+	return false;
+}
+
+/* A munmap or madvise over hugetlb pages may zap them: later hugetlb ops do not count on them. */
+static void forget_huge(struct dec *d, uint64_t va, uint64_t len)
+{
+	for (unsigned i = 0; i < d->nhset;)
+		if (va < d->hset[i].pa + d->hset[i].len && d->hset[i].pa < va + len)
+			d->hset[i] = d->hset[--d->nhset];
+		else
+			i++;
+}
+
 static void op_mmap(struct dec *d, const uint8_t *r)
 {
 	static const uint64_t lens[] = { K4, K64, K64 + K4, M1, M2, M2 + K4, 2 * M2, M32, 64 * M1, 2 * M2,
@@ -256,6 +277,10 @@ static void op_mmap(struct dec *d, const uint8_t *r)
 		e.flags |= PT_MAP_FIXED;
 	if ((r[6] & 0x30) == 0x30 && e.len <= M2)
 		e.flags |= PT_MAP_POPULATE;
+	if (over_huge(d, e.va, e.len)) {
+		d->prog->dropped++;
+		return;
+	}
 	emit(d, &e);
 	region_add(d, e.asid, e.va, e.len, e.prot, e.order);
 }
@@ -271,6 +296,7 @@ static void op_munmap(struct dec *d, const uint8_t *r)
 	}
 	e.asid = asid;
 	emit(d, &e);
+	forget_huge(d, e.va, e.len);
 	if (e.va == g->va && e.len == g->len)
 		g->live = false;
 }
@@ -306,6 +332,10 @@ static void op_mremap(struct dec *d, const uint8_t *r)
 	}
 	if (e.flags & PT_MREMAP_MAYMOVE)
 		e.va2 = user_addr(d, r[5], r[7] >> 3);
+	if (over_huge(d, e.va2, e.len2) || over_huge(d, e.va, e.len2)) {
+		d->prog->dropped++;
+		return;
+	}
 	emit(d, &e);
 	if (e.flags & PT_MREMAP_MAYMOVE)
 		region_add(d, e.asid, e.va2, e.len2, g->prot, g->order);
@@ -344,6 +374,7 @@ static void op_madvise(struct dec *d, const uint8_t *r)
 	e.asid = asid;
 	e.op = adv[r[6] % 8];
 	emit(d, &e);
+	forget_huge(d, e.va, e.len);
 }
 
 static void op_touch(struct dec *d, const uint8_t *r)
@@ -375,6 +406,7 @@ static void op_pageout(struct dec *d, const uint8_t *r)
 	}
 	e.asid = asid;
 	emit(d, &e);
+	forget_huge(d, e.va, K4);
 }
 
 static void op_access(struct dec *d, const uint8_t *r)
@@ -406,6 +438,11 @@ static uint64_t kslot_va(unsigned slot) { return KSLOT_BASE + (uint64_t)slot * K
 static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 {
 	unsigned slot = d->narea;
+	if (e->va & (K4 - 1) || e->va < VMALLOC_START || e->len > VMALLOC_END - e->va || !e->len)
+		return false;	/* what vmalloc's allocator can hand out */
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (e->va < d->hset[i].pa + d->hset[i].len && d->hset[i].pa < e->va + e->len)
+			return false;	/* a kernel huge mapping holds that VA */
 	for (unsigned i = 0; i < d->narea; i++) {
 		struct area *a = &d->area[i];
 		if (a->live && e->va < a->va + a->len && a->va < e->va + e->len)
@@ -556,8 +593,15 @@ static bool huge_ok(struct dec *d, struct pt_event *e)
 			return false;	/* another size over the same VA */
 	if (e->op == PT_HUGE_SET) {
 		if (i == d->nhset) {
-			if (d->nhset == MAX_HUGE)
+			if (d->nhset == MAX_HUGE || e->va & (e->len - 1))
 				return false;
+			for (unsigned j = 0; j < d->narea; j++)
+				if (d->area[j].live && e->va < d->area[j].va + d->area[j].len &&
+				    d->area[j].va < e->va + e->len)
+					return false;	/* a vm area holds that VA */
+			for (unsigned j = 0; j < d->nreg; j++)
+				if (e->va < d->reg[j].va + d->reg[j].len && d->reg[j].va < e->va + e->len)
+					return false;	/* an anonymous mapping does */
 			d->hset[d->nhset++] = (struct bank){ e->va, e->len, context_of(d, e->cpu, false) };
 			return true;
 		}
@@ -715,8 +759,13 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 			return false;
 		if (e->kind == PT_EV_MMAP && (e->flags & PT_MAP_POPULATE) && e->len > PT_PROG_MAX_TOUCH)
 			return false;
+		if ((e->kind == PT_EV_MMAP && over_huge(d, e->va, e->len)) ||
+		    (e->kind == PT_EV_MREMAP && (over_huge(d, e->va2, e->len2) || over_huge(d, e->va, e->len2))))
+			return false;
 		if (e->kind == PT_EV_MMAP)
 			region_add(d, (uint8_t)e->asid, e->va, e->len, e->prot, e->order);
+		if (e->kind == PT_EV_MUNMAP || e->kind == PT_EV_MADVISE || e->kind == PT_EV_PAGEOUT)
+			forget_huge(d, e->va, e->kind == PT_EV_PAGEOUT ? K4 : e->len);
 		if (e->kind == PT_EV_MREMAP && (e->flags & PT_MREMAP_MAYMOVE) && e->va2)
 			region_add(d, (uint8_t)e->asid, e->va2, e->len2, RW, 0);
 		return true;
@@ -726,6 +775,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return true;
 	case PT_EV_VMALLOC:
 	case PT_EV_VMAP: {
+		if (e->kind == PT_EV_VMAP && e->pa & (K4 - 1))
+			return false;
 		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
 		    e->va < PT_KERNEL_VA)
 			return false;
@@ -749,6 +800,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return d->o->allow_contract;
 	}
 	case PT_EV_MAP_MEM:
+		if (e->pa & (K4 - 1) || e->va & (K4 - 1) || e->len & (K4 - 1))
+			return false;	/* memblock ranges are page-aligned */
 		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
 		    d->nbank == MAX_BANKS)
 			return false;
