@@ -57,7 +57,9 @@ static const char *fmt(const struct pt_event *ev)
 /* The one event of line s, which must parse. */
 static struct pt_event one(const char *s)
 {
-	struct parsed *p = parse(s);
+	char line[PT_MAX_LINE + 2];
+	snprintf(line, sizeof(line), "%s\n", s);
+	struct parsed *p = parse(line);
 	if (p->rc || p->n != 1)
 		fail_msg("%s: rc %d, %d events: %s", s, p->rc, p->n, p->err.msg);
 	return p->ev[0];
@@ -178,10 +180,35 @@ static void test_blank_lines_tabs_and_crlf_are_accepted(void **state)
 	assert_int_equal(p->n, 3);
 	assert_string_equal(fmt(&p->ev[0]), "cpu1 dsb ish");
 	assert_string_equal(p->ev[2].text, "crlf");
-	/* the last line needs no newline */
-	p = parse("cpu0 isb\ncpu1 isb");
+}
+
+/* A trace cut in the middle of its last line may still parse (pa=0x5000 cut
+ * to pa=0): a last line without its newline is an error, at its end. */
+static void test_last_line_without_newline_is_an_error(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("cpu0 isb\ncpu0 pt_write pa=0x5000 val=inv\n");
 	assert_int_equal(p->rc, 0);
 	assert_int_equal(p->n, 2);
+	p = parse("cpu0 isb\ncpu0 pt_write pa=0x5000 val=inv");	/* complete by the grammar: still refused */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	assert_int_equal(p->err.code, PT_ERR_SYNTAX);
+	assert_string_equal(p->err.msg, "t.ptt:2:32: expected a newline at the end of the last line "
+			    "(the file may be truncated)");
+	p = parse("cpu0 isb\ncpu0 pt_write val=inv pa=0");	/* cut from pa=0x5000 */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	assert_non_null(strstr(p->err.msg, "t.ptt:2:"));
+	p = parse("cpu0 isb\r\n# cut comm");
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	p = parse("cpu0 isb\n  ");	/* blanks after the last newline are a cut line too */
+	assert_int_equal(p->rc, -1);
+	p = parse("@ptt version=1 cpus=2");	/* a header alone, cut */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->err.code, PT_ERR_SYNTAX);
+	assert_non_null(strstr(p->err.msg, "t.ptt:1:22: expected a newline"));
 }
 
 static void test_header_is_optional_with_defaults(void **state)
@@ -353,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_keys_come_in_any_order_numbers_in_any_base),
 		cmocka_unit_test(test_full_line_comment_is_an_event_trailing_comment_is_dropped),
 		cmocka_unit_test(test_blank_lines_tabs_and_crlf_are_accepted),
+		cmocka_unit_test(test_last_line_without_newline_is_an_error),
 		cmocka_unit_test(test_header_is_optional_with_defaults),
 		cmocka_unit_test(test_header_keys_any_order_strings_quoted_or_bare),
 		cmocka_unit_test(test_header_strings_survive_the_text_form),

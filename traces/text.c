@@ -21,7 +21,10 @@
  *   keys must be present.  Any numeric key takes decimal, 0x-hex, and a
  *   K/M/G/T suffix (powers of two); val= takes descriptor syntax or raw
  *   hex; prot= takes `none`, letters from `rwx`, or a number.
- * - Lines end with LF or CRLF and are at most PT_MAX_LINE bytes.
+ * - Lines end with LF or CRLF and are at most PT_MAX_LINE bytes.  Every
+ *   line ends so, the last one too: bytes after the last newline are an
+ *   error ("expected a newline"), never a line, since a trace cut in the
+ *   middle of a line may still parse (pa=0x5000 cut to pa=0).
  *
  * The canonical form (what the writer prints): `cpuN kind [op]`, then the
  * kind's keys in schema order, required keys always, optional keys only
@@ -270,8 +273,15 @@ static int text_getline(struct pt_text_rd *t, const char **line, size_t *n, stru
 						    strerror(t->src->err_no));
 			if (!avail)
 				return 0;
-			ll = avail;	/* last line without a newline */
-			t->pos = t->len;
+			/* A last line without its newline may be a line cut short (pa=0x5000
+			 * cut to pa=0 still parses): refuse it rather than guess. */
+			ll = avail;
+			if (ll && s[ll - 1] == '\r')
+				ll--;
+			return pt_err_at_line(err, PT_ERR_SYNTAX, t->name, t->line + 1,
+					      (ll < PT_MAX_LINE ? ll : PT_MAX_LINE) + 1,
+					      "expected a newline at the end of the last line "
+					      "(the file may be truncated)");
 		} else {
 			/* refill: drop what was read unless we will rewind to it */
 			if (!t->marked && t->pos) {
