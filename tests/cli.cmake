@@ -12,6 +12,7 @@ set(PTFUZZ_CLI_CASES
   replay_missing_file
   replay_truncated_binary
   replay_garbage_tail
+  replay_damaged_frames
   replay_bad_text_line
   replay_deterministic
   replay_sigpipe

@@ -4,7 +4,9 @@
  *
  * Two encodings of one event stream (see event.h for the vocabulary):
  *  - binary `.ptt.zst`: a zstd stream of varint-length-delimited protobuf
- *    messages (traces/ptfuzz.proto): one Header, then Event messages;
+ *    messages (traces/ptfuzz.proto): one Header, then Event messages; written
+ *    as zstd frames of at most 64 KiB of records, each with its checksum,
+ *    and a frame is verified before any of its events is read (binary.c);
  *  - text `.ptt`: one event per line (event.h), header line `@ptt ...`.
  *
  * Readers and writers stream: memory use does not depend on trace length.
