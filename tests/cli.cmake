@@ -14,6 +14,7 @@ set(PTFUZZ_CLI_CASES
   replay_garbage_tail
   replay_damaged_frames
   replay_bad_text_line
+  replay_bad_reference
   replay_deterministic
   replay_sigpipe
   replay_record

@@ -98,7 +98,10 @@ static void test_canonical_counts_in_length_fields_are_decimal(void **state)
 {
 	(void)state;
 	canon("cpu0 migrate tid=3 to=0x1", "cpu0 migrate tid=3 to=1");
-	canon("cpu0 sched dsb steps=1K tid=1", "cpu0 sched dsb tid=1 steps=1024");
+	struct parsed *p = parse("cpu0 thread tid=9\ncpu0 sched dsb steps=1K tid=9\n");	/* a declared thread */
+	assert_int_equal(p->rc, 0);
+	assert_int_equal(p->n, 2);
+	assert_string_equal(fmt(&p->ev[1]), "cpu0 sched dsb tid=9 steps=1024");
 	canon("cpu0 begin mprotect bound=2K", "cpu0 begin mprotect bound=2048");
 	canon("cpu0 tlbi rvale1is va=0 asid=0x10 ttl=3 num=0x1f scale=3",
 	      "cpu0 tlbi rvale1is asid=16 ttl=3 num=31 scale=3");

@@ -240,6 +240,8 @@ struct pt_text_rd {
 	uint64_t line;		/* number of the last line returned */
 	uint64_t header_line;	/* line of the @ptt header, 0 if none */
 	uint64_t ev_line;	/* line of the last event returned */
+	const struct pt_kind_schema *ev_sc;	/* its kind, */
+	size_t kind_col, key_col[32];	/* where its kind and each of its keys (schema order) are */
 	char comment[PT_MAX_LINE + 1];
 };
 
@@ -633,6 +635,9 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 			    show(s + w.b, w.e - w.b, buf, sizeof(buf)));
 	}
 	ev->kind = (uint8_t)kind;
+	t->ev_sc = sc;
+	t->kind_col = w.b + 1;
+	memset(t->key_col, 0, sizeof(t->key_col));
 
 	/* op */
 	if (sc->ops) {
@@ -671,6 +676,8 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 		if (seen & (1u << idx))
 			return TERR(PT_ERR_SYNTAX, w.b + 1, "expected each key once; %s= repeats", k->name);
 		seen |= 1u << idx;
+		if (idx < 32)
+			t->key_col[idx] = w.b + 1;
 		uint64_t v;
 		if (parse_value(t, k, s, w.b + kl + 1, w.e, &v, err))
 			return -1;
@@ -767,6 +774,18 @@ int pt_text_next(struct pt_text_rd *t, struct pt_event *ev, struct pt_error *err
 uint64_t pt_text_line(const struct pt_text_rd *t)
 {
 	return t->ev_line;
+}
+
+uint64_t pt_text_col(const struct pt_text_rd *t, const char *key)
+{
+	unsigned idx = 0;
+
+	if (!t->ev_sc)
+		return 1;
+	for (const struct pt_key *k = t->ev_sc->keys; key && k->name && idx < 32; k++, idx++)
+		if (!strcmp(k->name, key))
+			return t->key_col[idx] ? t->key_col[idx] : t->kind_col;
+	return t->kind_col;
 }
 
 void pt_text_close(struct pt_text_rd *t)

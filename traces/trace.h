@@ -41,6 +41,7 @@ enum pt_err {
 	PT_ERR_CPU = 15,	/* cpu number outside the header's CPU count */
 	PT_ERR_IMPORT = 16,	/* importer: input in a foreign format is malformed */
 	PT_ERR_USAGE = 17,	/* bad command-line usage */
+	PT_ERR_REF = 18,	/* a CPU, thread or IRQ the trace does not have (pt_reader_next()) */
 };
 
 #define PT_MAX_MESSAGE 4096u	/* largest Event/Header message accepted, bytes */
@@ -80,7 +81,15 @@ enum pt_encoding pt_reader_encoding(const struct pt_reader *r);
 /*!
  * pt_reader_next() : read the next event into ev.  ev->text (comments) stays
  * valid until the next call.  Events are validated against the schema
- * (pt_event_valid()) and the header's CPU count.
+ * (pt_event_valid()) and the header's CPU count, and the references that
+ * only the trace so far can settle are checked (PT_ERR_REF):
+ *  - `thread tid=T` declares a scheduled thread: T at least the header's
+ *    cpus (tids 0..cpus-1 are the CPUs' own threads), declared once, at
+ *    most PT_MAX_THREADS of them;
+ *  - `sched tid=T` resumes a thread declared by an earlier `thread`;
+ *  - `migrate tid=T to=N`: N is a CPU of the header, T a CPU's own thread,
+ *    a declared thread or one an earlier `switch` ran;
+ *  - `irq_exit` on a CPU closes an `irq_enter` of that CPU.
  * @return : 1 an event, 0 end of trace, -1 error (err set; the reader is
  *           then finished: further calls return -1).
  */

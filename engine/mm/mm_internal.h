@@ -131,7 +131,7 @@ struct mm_thread {
 	const char *site;		/* the routine running (signatures) */
 };
 
-#define MM_MAX_THREADS 64
+#define MM_MAX_THREADS PT_MAX_THREADS	/* the reader refuses more (PT_ERR_REF) */
 #define MM_IDLE_TID 0x7fffffffu
 
 struct mm_model {

@@ -290,6 +290,29 @@ case_replay_bad_text_line() {
 	expect_early_violation_then_error "bad\.ptt:$line:"
 }
 
+# References the trace cannot keep: exit 2, one line naming the file, line and column.
+case_replay_bad_reference() {
+	n=0
+	while IFS='|' read -r where text; do
+		n=$((n + 1))
+		printf '@ptt version=1 cpus=2\ncpu0 isb\n%b' "$text" >ref$n.ptt
+		pf replay ref$n.ptt
+		expect_rc 2
+		[ "$(wc -l <err)" -eq 1 ] || fail "ref$n.ptt: expected one line on stderr"
+		err_has "^ref$n\.ptt:$where: expected "
+		pf convert ref$n.ptt ref$n.ptt.zst
+		expect_rc 2
+		[ -e ref$n.ptt.zst ] && fail "ref$n.ptt: a trace with a bad reference was converted"
+	done <<'EOF'
+4:20|cpu0 switch tid=5\ncpu0 migrate tid=5 to=2\n
+4:14|cpu0 isb\ncpu0 migrate tid=9 to=1\n
+5:16|cpu0 thread tid=10\ncpu1 sched any tid=10\ncpu1 sched any tid=11\n
+5:6|cpu1 irq_enter\ncpu1 irq_exit\ncpu1 irq_exit\n
+3:13|cpu0 thread tid=1\n
+EOF
+	return 0
+}
+
 case_replay_deterministic() {
 	for opt in "" --json; do
 		"$PTFUZZ" replay $opt "$DATA/bbm.ptt" "$DATA/clean.ptt" >one 2>&1
