@@ -23,6 +23,8 @@ set(PTFUZZ_CLI_CASES
   convert_roundtrip_binary
   convert_keeps_output_on_error
   convert_to_fifo
+  convert_existing_output
+  interrupted_write_leaves_nothing
   stats)
 if(TARGET ptcasemate)
   list(APPEND PTFUZZ_CLI_CASES import_casemate)

@@ -104,7 +104,9 @@ struct pt_writer;
  * pt_writer_open() : create path for writing in enc ("-" = stdout).  Output
  * goes to a temporary file beside path and is renamed over it only by a
  * successful pt_writer_close(): a failed or interrupted write never leaves
- * a half-written file under the final name.
+ * a half-written file under the final name.  An existing path keeps its
+ * mode; a symlink is written through (its target is replaced, the link
+ * stays); a device or FIFO is written in place.
  */
 struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const struct pt_header *h,
 				 struct pt_error *err);
@@ -120,6 +122,12 @@ int pt_writer_put(struct pt_writer *w, const struct pt_event *ev, struct pt_erro
 int pt_writer_close(struct pt_writer *w, struct pt_error *err);
 /*! pt_writer_abort() : discard everything written. */
 void pt_writer_abort(struct pt_writer *w);
+/*!
+ * pt_writer_unlink_temps() : remove the temporary files of every open file
+ * writer.  Async-signal-safe: for a SIGINT/SIGTERM handler, which then
+ * ends the process.
+ */
+void pt_writer_unlink_temps(void);
 
 /*!
  * pt_writer_open_mem() : a writer into memory (fuzzers, tests, converters

@@ -254,7 +254,7 @@ case_replay_damaged_frames() {
 		else
 			{ cat "$DATA/$base.ptt"; filler 30000; } >long.ptt
 		fi
-		pf convert long.ptt long.ptt.zst
+		pf convert -f long.ptt long.ptt.zst
 		expect_rc 0
 		pf replay long.ptt.zst
 		cp out want
@@ -384,6 +384,10 @@ case_convert_keeps_output_on_error() {
 		ls -a dst >before
 		pf convert bad.ptt "$out"
 		expect_rc 2
+		err_has "$out exists; -f replaces it"
+		[ "$(cat "$out")" = precious ] || fail "convert replaced $out without -f"
+		pf convert -f bad.ptt "$out"
+		expect_rc 2
 		[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
 		err_has 'bad\.ptt:[0-9]*:'
 		[ "$(cat "$out")" = precious ] || fail "a failed convert changed $out"
@@ -395,6 +399,76 @@ case_convert_keeps_output_on_error() {
 	err_has no-such-file.ptt
 	[ -e dst/x.ptt ] && fail "a failed convert created its output"
 	return 0
+}
+
+# convert replaces an existing OUT only with -f, keeps its mode, writes through a symlink
+case_convert_existing_output() {
+	pf convert "$DATA/clean.ptt" want.ptt
+	expect_rc 0
+	echo old >out.ptt
+	chmod 0640 out.ptt
+	expect_usage_error convert "$DATA/clean.ptt" out.ptt
+	err_has "out.ptt exists; -f replaces it"
+	[ "$(cat out.ptt)" = old ] || fail "convert without -f changed out.ptt"
+	pf convert -f "$DATA/clean.ptt" out.ptt
+	expect_rc 0
+	cmp want.ptt out.ptt || fail "convert -f did not replace out.ptt"
+	[ "$(stat -c %a out.ptt)" = 640 ] || fail "convert -f reset the mode to $(stat -c %a out.ptt)"
+	pf convert --force "$DATA/clean.ptt" out.ptt
+	expect_rc 0
+	# a symlink: written through, the link stays
+	mkdir real
+	echo old >real/target.ptt
+	chmod 0604 real/target.ptt
+	ln -s real/target.ptt link.ptt
+	expect_usage_error convert "$DATA/clean.ptt" link.ptt
+	pf convert -f "$DATA/clean.ptt" link.ptt
+	expect_rc 0
+	[ -L link.ptt ] || fail "convert replaced the symlink by a file"
+	cmp want.ptt real/target.ptt || fail "convert did not write through the symlink"
+	[ "$(stat -c %a real/target.ptt)" = 604 ] || fail "the symlink's target lost its mode"
+	ls -a . real | grep -q tmp && fail "temporary files left: $(ls -a . real)"
+	ln -s real/missing.ptt dangling.ptt
+	pf convert -f "$DATA/clean.ptt" dangling.ptt
+	expect_rc 2
+	err_has "dangling.ptt: cannot resolve the symlink"
+	[ -e real/missing.ptt ] && fail "a dangling symlink was followed"
+	return 0
+}
+
+# sig_dfl CMD...: exec CMD with SIGINT at its default action
+sig_dfl() {
+	exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# SIGINT/SIGTERM/SIGHUP during convert or replay --record: the temporary file goes with it
+case_interrupted_write_leaves_nothing() {
+	filler 4000000 >big.ptt
+	for sig in INT TERM HUP; do
+		for cmd in convert replay; do
+			mkdir -p "d$sig$cmd"
+			# a background job of sh starts with SIGINT ignored (which ptfuzz respects): undo that
+			if [ $cmd = convert ]; then
+				sig_dfl "$PTFUZZ" convert big.ptt "d$sig$cmd/out.ptt.zst" 2>err &
+			else
+				sig_dfl "$PTFUZZ" replay -q --record "d$sig$cmd/out.ptt.zst" big.ptt >out 2>err &
+			fi
+			pid=$!
+			# wait for the temporary file, then interrupt
+			for i in $(seq 1 200); do
+				ls "d$sig$cmd" | grep -q tmp && break
+				sleep 0.05
+			done
+			ls "d$sig$cmd" | grep -q tmp || fail "$cmd: no temporary file appeared"
+			kill -$sig $pid
+			wait $pid
+			st=$?
+			[ $st -gt 128 ] || fail "$cmd, SIG$sig: exit $st, expected death by the signal"
+			[ -z "$(ls -A "d$sig$cmd")" ] || fail "$cmd, SIG$sig left: $(ls -A "d$sig$cmd")"
+		done
+	done
 }
 
 # ---- stats ----
