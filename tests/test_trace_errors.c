@@ -229,7 +229,7 @@ BIN(b_field_out_of_range, { std_header(&raw); fv(&m, 1, 6); fv(&m, 9, 4); record
 BIN(b_field_over_width, { std_header(&raw); fv(&m, 1, 20); fv(&m, 8, 70000); record(&raw, &m); })
 BIN(b_comment_cpu, { std_header(&raw); fv(&m, 1, 22); fv(&m, 2, 1); fs(&m, 19, "x"); record(&raw, &m); })
 BIN(b_comment_newline, { std_header(&raw); fv(&m, 1, 22); fs(&m, 19, "two\nlines"); record(&raw, &m); })
-BIN(b_text_in_event, { std_header(&raw); fv(&m, 1, 5); fs(&m, 19, "hi"); record(&raw, &m); })
+BIN(b_text_in_event, { std_header(&raw); fv(&m, 1, 5); fs(&m, 19, "an end-of-line\ncomment"); record(&raw, &m); })
 BIN(b_cpu_over_header, { std_header(&raw); isb(&raw, 3); isb(&raw, 4); })
 
 BIN(b_ref_migrate_to, { std_header(&raw); fv(&m, 1, 17); fv(&m, 7, 4); record(&raw, &m); })

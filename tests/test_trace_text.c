@@ -155,10 +155,10 @@ static void test_keys_come_in_any_order_numbers_in_any_base(void **state)
 	assert_string_equal(fmt(&ev), "cpu1 mmap va=0x40000000 len=2M prot=rw asid=16 flags=0x5 order=2");
 }
 
-static void test_full_line_comment_is_an_event_trailing_comment_is_dropped(void **state)
+static void test_full_line_comment_is_an_event_trailing_comment_is_kept_with_its_event(void **state)
 {
 	(void)state;
-	struct parsed *p = parse("# one\n#two\n#  three\n#\ncpu0 isb # dropped\n\t # indented\n");
+	struct parsed *p = parse("# one\n#two\n#  three\n#\ncpu0 isb # kept\n\t # indented\n");
 	assert_int_equal(p->rc, 0);
 	assert_int_equal(p->n, 6);
 	assert_string_equal(p->ev[0].text, "one");
@@ -166,7 +166,25 @@ static void test_full_line_comment_is_an_event_trailing_comment_is_dropped(void 
 	assert_string_equal(p->ev[2].text, " three");	/* only one space goes */
 	assert_string_equal(p->ev[3].text, "");
 	assert_int_equal(p->ev[4].kind, PT_EV_ISB);
-	assert_null(p->ev[4].text);
+	assert_string_equal(p->ev[4].text, "kept");	/* the event's own: no event of its own */
+	assert_string_equal(fmt(&p->ev[4]), "cpu0 isb   # kept");
+	/* and through the binary encoding */
+	struct pt_header h;
+	struct pt_error err = { 0 };
+	void *data;
+	size_t size;
+	pt_header_default(&h);
+	struct pt_writer *w = pt_writer_open_mem(PT_ENC_BINARY, &h, &err);
+	assert_non_null(w);
+	assert_int_equal(pt_writer_put(w, &p->ev[4], &err), 0);
+	assert_int_equal(pt_writer_close_mem(w, &data, &size, &err), 0);
+	struct pt_reader *r = pt_reader_open_mem(data, size, "t.ptt.zst", &err);
+	assert_non_null(r);
+	struct pt_event ev;
+	assert_int_equal(pt_reader_next(r, &ev, &err), 1);
+	assert_string_equal(fmt(&ev), "cpu0 isb   # kept");
+	pt_reader_close(r);
+	free(data);
 	assert_string_equal(p->ev[5].text, "indented");
 	assert_string_equal(fmt(&p->ev[0]), "# one");
 	assert_string_equal(fmt(&p->ev[2]), "#  three");
@@ -381,7 +399,7 @@ int main(void)
 		cmocka_unit_test(test_prot_is_none_or_rwx_letters_in_any_order),
 		cmocka_unit_test(test_val_takes_descriptor_syntax_or_raw_hex),
 		cmocka_unit_test(test_keys_come_in_any_order_numbers_in_any_base),
-		cmocka_unit_test(test_full_line_comment_is_an_event_trailing_comment_is_dropped),
+		cmocka_unit_test(test_full_line_comment_is_an_event_trailing_comment_is_kept_with_its_event),
 		cmocka_unit_test(test_blank_lines_tabs_and_crlf_are_accepted),
 		cmocka_unit_test(test_last_line_without_newline_is_an_error),
 		cmocka_unit_test(test_header_is_optional_with_defaults),

@@ -367,12 +367,12 @@ static int event_diagnose(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 		if (pt_comment_check(text, why, sizeof(why)))
 			return BERR(PT_ERR_FIELD, "%s", why);
 	} else {
+		char why[160];
 		if (m->cpu >= b->cpus)
 			return BERR(PT_ERR_CPU, "expected cpu 0..%u (the header has cpus=%u), got %u",
 				    b->cpus - 1, b->cpus, m->cpu);
-		if (*text)
-			return BERR(PT_ERR_FIELD, "expected no text in event kind %s: only comments carry text",
-				    sc->name);
+		if (pt_comment_check(text, why, sizeof(why)))	/* its end-of-line comment */
+			return BERR(PT_ERR_FIELD, "%s", why);
 	}
 
 	const struct pt_key *by_field[PT_F_COUNT] = { NULL };
@@ -424,7 +424,8 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 		ok = !nz && !m->op && !m->cpu && !pt_comment_check(m->text ? m->text : "", NULL, 0);
 	else
 		ok = kind < PT_EV_KIND_COUNT && b->known[kind] && !(nz & ~b->used[kind]) && !over &&
-		     m->op < b->nops[kind] && m->cpu < b->cpus && !(m->text && *m->text);
+		     m->op < b->nops[kind] && m->cpu < b->cpus &&
+		     (!m->text || !*m->text || !pt_comment_check(m->text, NULL, 0));
 	if (!ok)
 		return event_diagnose(b, m, err);
 
@@ -446,7 +447,8 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 	ev->len = m->len;
 	ev->va2 = m->va2;
 	ev->len2 = m->len2;
-	ev->text = kind == PT_EV_COMMENT ? (m->text ? m->text : "") : NULL;
+	/* a comment's text, or another event's end-of-line comment */
+	ev->text = kind == PT_EV_COMMENT ? (m->text ? m->text : "") : m->text && *m->text ? m->text : NULL;
 	assert(pt_event_valid(ev, b->cpus));
 	return 1;
 }
@@ -732,8 +734,8 @@ int pt_bin_wr_put(struct pt_bin_wr *w, const struct pt_event *ev)
 	m.node = ev->node;
 	m.va2 = ev->va2;
 	m.len2 = ev->len2;
-	if (ev->kind == PT_EV_COMMENT && ev->text)
-		m.text = (char *)ev->text;
+	if (ev->text && (ev->kind == PT_EV_COMMENT || *ev->text))
+		m.text = (char *)ev->text;	/* a comment, or an event's end-of-line comment */
 	return wr_record(w, &m.base);
 }
 

@@ -15,8 +15,10 @@
  *   are bare words or "quoted" with \" and \\ as the only escapes.
  * - A full-line comment (`#` after optional blanks) is an event whose text
  *   is what follows the `#`, minus one optional space.  A `#` that starts a
- *   word after an event (or the header) comments out the rest of the line;
- *   that trailing comment is not kept.
+ *   word after an event is an end-of-line comment: it is the event's text
+ *   (ev->text, minus one optional space), written back after the event as
+ *   `   # text` - kept, so conversion stays lossless.  After the header it
+ *   is not kept.
  * - Event keys come in any order, each at most once; the kind's required
  *   keys must be present.  Any numeric key takes decimal, 0x-hex, and a
  *   K/M/G/T suffix (powers of two); val= takes descriptor syntax or raw
@@ -178,6 +180,10 @@ size_t pt_event_format_text(const struct pt_event *ev, char *buf, size_t size)
 			continue;
 		out_fmt(&o, " %s=", k->name);
 		out_value(&o, key_fmt(k), v);
+	}
+	if (ev->text && *ev->text) {	/* its end-of-line comment */
+		out_str(&o, "   # ");
+		out_str(&o, ev->text);
 	}
 	return o.len;
 }
@@ -682,6 +688,18 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 		if (parse_value(t, k, s, w.b + kl + 1, w.e, &v, err))
 			return -1;
 		pt_event_set(ev, k->field, v);
+	}
+	if (i < n && s[i] == '#') {	/* an end-of-line comment: the event's text */
+		size_t b = i + 1 + (i + 1 < n && s[i + 1] == ' ');
+		if (n - b > PT_MAX_COMMENT)
+			return TERR(PT_ERR_SYNTAX, b + 1, "expected a comment of at most %u bytes", PT_MAX_COMMENT);
+		if (!pt_text_ok(s + b, n - b))
+			return TERR(PT_ERR_SYNTAX, b + 1, "expected comment text in UTF-8 without control "
+				    "characters other than tab");
+		memcpy(t->comment, s + b, n - b);
+		t->comment[n - b] = '\0';
+		if (n > b)
+			ev->text = t->comment;
 	}
 	unsigned idx = 0;
 	for (const struct pt_key *k = sc->keys; k->name; k++, idx++)

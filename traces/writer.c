@@ -233,6 +233,9 @@ static int check_event(const struct pt_writer *w, const struct pt_event *ev, str
 	} else if (ev->cpu >= w->cpus) {
 		return pt_error_set(err, PT_ERR_CPU, "%s: event %llu: cpu %u, but the header has cpus=%u",
 				    wname(w), (unsigned long long)w->nevents, ev->cpu, w->cpus);
+	} else if (ev->text && pt_comment_check(ev->text, why, sizeof(why))) {
+		return pt_error_set(err, PT_ERR_FIELD, "%s: event %llu: end-of-line comment: %s", wname(w),
+				    (unsigned long long)w->nevents, why);
 	}
 	if (!pt_event_valid(ev, w->cpus))
 		return pt_error_set(err, PT_ERR_FIELD,

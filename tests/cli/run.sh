@@ -358,6 +358,15 @@ case_convert_roundtrip_text() {
 	pf convert --text clean.ptt.zst forced.zst
 	expect_rc 0
 	cmp canon.ptt forced.zst || fail "--text did not write text"
+	# end-of-line comments are kept, with their event
+	printf '# a full-line comment\ncpu0 isb   # why this barrier\ncpu1 dsb ish # and this one\n' >eol.ptt
+	pf convert eol.ptt eol.ptt.zst
+	expect_rc 0
+	pf convert eol.ptt.zst eol-back.ptt
+	expect_rc 0
+	grep -q '^cpu0 isb   # why this barrier$' eol-back.ptt || fail "an end-of-line comment was lost: $(cat eol-back.ptt)"
+	grep -q '^cpu1 dsb ish   # and this one$' eol-back.ptt || fail "an end-of-line comment was lost: $(cat eol-back.ptt)"
+	grep -q '^# a full-line comment$' eol-back.ptt || fail "a full-line comment was lost"
 }
 
 case_convert_roundtrip_binary() {
