@@ -321,6 +321,7 @@ static const struct kase cases[] = {
 	{ "ref-irq-exit-other-cpu.ptt", PT_ERR_REF, ":2:6: ", 1, "cpu0 irq_enter\ncpu1 irq_exit\n", NULL },
 	{ "ref-thread-cpu-tid.ptt", PT_ERR_REF, ":2:13: ", 0, "@ptt version=1 cpus=4\ncpu0 thread tid=3\n", NULL },
 	{ "ref-thread-twice.ptt", PT_ERR_REF, ":2:13: ", 1, "cpu0 thread tid=10\ncpu1 thread tid=10\n", NULL },
+	{ "ref-thread-idle-tid.ptt", PT_ERR_REF, ":1:13: ", 0, "cpu0 thread tid=0x7fffffff\n", NULL },
 	{ "ref-thread-too-many.ptt", PT_ERR_REF, ":65:13: ", 64, NULL, t_too_many_threads },
 	{ "header-version.ptt", PT_ERR_VERSION, ":1:6: ", 0, "@ptt version=2\ncpu0 isb\n", NULL },
 	{ "header-cpus-zero.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 cpus=0\n", NULL },

@@ -25,6 +25,7 @@
 #define PT_FORMAT_VERSION 1u
 #define PT_MAX_CPUS 64u
 #define PT_MAX_THREADS 64u	/* `thread` events per trace (each is a stackful thread of the model) */
+#define PT_TID_IDLE 0x7fffffffu	/* the tid of no thread: what a CPU runs once its thread migrated away */
 
 /* Event kinds.  The numeric values are the wire values of the .proto enum
  * EventKind; never renumber, only append. */

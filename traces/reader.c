@@ -251,6 +251,11 @@ static enum pt_err refs_check(struct pt_refs *r, const struct pt_event *ev, char
 				 "threads (the header has cpus=%u), got %u", r->cpus, r->cpus - 1, r->cpus, ev->tid);
 			return PT_ERR_REF;
 		}
+		if (ev->tid == PT_TID_IDLE) {
+			snprintf(why, size, "expected a thread tid other than %u (PT_TID_IDLE: no thread)",
+				 PT_TID_IDLE);
+			return PT_ERR_REF;
+		}
 		if (tid_flags(r, ev->tid) & TID_THREAD) {
 			snprintf(why, size, "expected a new thread; tid %u was declared by an earlier thread event",
 				 ev->tid);

@@ -84,8 +84,8 @@ enum pt_encoding pt_reader_encoding(const struct pt_reader *r);
  * (pt_event_valid()) and the header's CPU count, and the references that
  * only the trace so far can settle are checked (PT_ERR_REF):
  *  - `thread tid=T` declares a scheduled thread: T at least the header's
- *    cpus (tids 0..cpus-1 are the CPUs' own threads), declared once, at
- *    most PT_MAX_THREADS of them;
+ *    cpus (tids 0..cpus-1 are the CPUs' own threads), not PT_TID_IDLE,
+ *    declared once, at most PT_MAX_THREADS of them;
  *  - `sched tid=T` resumes a thread declared by an earlier `thread`;
  *  - `migrate tid=T to=N`: N is a CPU of the header, T a CPU's own thread,
  *    a declared thread or one an earlier `switch` ran;
