@@ -18,7 +18,7 @@ mkdir -p "$out"
 made=0 skipped=0
 for f in $(cd "$root" && find corpus/mm corpus/regressions/variants -name '*.ptt' | sort); do
 	name=$(echo "$f" | sed -e 's|^corpus/||' -e 's|\.ptt$||' -e 's|/|-|g' -e 's|\.good$||')
-	if "$ptfuzz" convert "$root/$f" "$out/$name.bin" 2>"$out/.why"; then
+	if "$ptfuzz" convert -f "$root/$f" "$out/$name.bin" 2>"$out/.why"; then
 		made=$((made + 1))
 	else
 		skipped=$((skipped + 1))

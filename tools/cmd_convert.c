@@ -7,16 +7,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 void help_convert(FILE *f)
 {
-	fputs("usage: ptfuzz convert [--binary | --text] [--input] IN OUT\n"
+	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN OUT\n"
 	      "\n"
 	      "Convert a trace between its text (.ptt) and binary (.ptt.zst) encodings,\n"
-	      "losslessly (comments included).  The encoding of IN is detected from its\n"
+	      "losslessly (comments included: a full-line `#` comment is a comment event,\n"
+	      "one after an event on its line is kept with the event).  The encoding of\n"
+	      "IN is detected from its\n"
 	      "first bytes; that of OUT follows its name: binary if it ends in .zst, text\n"
 	      "otherwise.  - as IN reads standard input; - as OUT writes to standard\n"
 	      "output (text, unless --binary).\n"
@@ -29,10 +32,15 @@ void help_convert(FILE *f)
 	      "the fuzzer's grammar would not emit is dropped and counted on stderr).\n"
 	      "The decoder follows PTFUZZ_CONTRACTS and PTFUZZ_MAX_OPS as the harness does.\n"
 	      "\n"
-	      "OUT is written beside its final name and renamed over it only once the\n"
-	      "whole input was read: on an error, an existing OUT is left as it was.\n"
+	      "An existing OUT is replaced only with -f, and keeps its mode; a symlink\n"
+	      "OUT is written through (its target is replaced, the link stays); a FIFO\n"
+	      "or device is written to as it is.  OUT is written beside its final name\n"
+	      "and renamed over it only once the whole input was read: on an error or\n"
+	      "an interruption (SIGINT, SIGTERM, SIGHUP) an existing OUT is left as it\n"
+	      "was and nothing is left behind.\n"
 	      "\n"
 	      "options:\n"
+	      "  -f, --force   replace an existing OUT\n"
 	      "  --binary      write the binary encoding whatever OUT's name\n"
 	      "  --text        write the text encoding whatever OUT's name\n"
 	      "  --input       IN is a fuzz input whatever its name\n"
@@ -48,18 +56,21 @@ int cmd_convert(int argc, char **argv)
 		{ "binary", no_argument, NULL, 'b' },
 		{ "text", no_argument, NULL, 't' },
 		{ "input", no_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int forced = -1, c, rc;
 	bool in_fuzz = false;
+	bool force = false;
 	struct pt_error err = { PT_OK, "" };
 	struct pt_reader *r;
 	struct pt_writer *w;
 	struct pt_event ev;
 
-	while ((c = cli_getopt("convert", argc, argv, "h", longopts)) != -1) {
+	while ((c = cli_getopt("convert", argc, argv, "fh", longopts)) != -1) {
 		switch (c) {
+		case 'f': force = true; break;
 		case 'b':
 		case 't':
 			if (forced != -1 && forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
@@ -82,6 +93,9 @@ int cmd_convert(int argc, char **argv)
 
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
+	struct stat st;
+	if (!to_stdout && !force && !stat(out, &st) && S_ISREG(st.st_mode))
+		return cli_usage_error("convert", "%s exists; -f replaces it", out);
 
 	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
 		unsigned dropped = 0;

@@ -31,7 +31,8 @@ static void ring_put(uint64_t index, const struct pt_event *ev)
 	struct ring_slot *slot = &ring[index % RING];
 
 	slot->ev = *ev;
-	if (ev->text) {
+	slot->ev.text = NULL;	/* an event's end-of-line comment is not part of a report */
+	if (ev->text && ev->kind == PT_EV_COMMENT) {
 		size_t n = strnlen(ev->text, PT_MAX_LINE);
 		memcpy(slot->text, ev->text, n);
 		slot->text[n] = '\0';

@@ -24,6 +24,8 @@
 
 #define PT_FORMAT_VERSION 1u
 #define PT_MAX_CPUS 64u
+#define PT_MAX_THREADS 64u	/* `thread` events per trace (each is a stackful thread of the model) */
+#define PT_TID_IDLE 0x7fffffffu	/* the tid of no thread: what a CPU runs once its thread migrated away */
 
 /* Event kinds.  The numeric values are the wire values of the .proto enum
  * EventKind; never renumber, only append. */
@@ -65,7 +67,8 @@ enum pt_kind {
 	PT_EV_VFREE = 49,	/* va */
 	PT_EV_PAGEOUT = 50,	/* va, asid: reclaim the page mapped at va */
 	PT_EV_MAP_MEM = 51,	/* pa, len, va (linear-map address), flags (PT_MAP_*) */
-	PT_EV_THREAD = 52,	/* create thread tid in address space asid */
+	PT_EV_THREAD = 52,	/* create thread tid (>= the header's cpus: 0..cpus-1 are the CPUs' own) in
+				 * address space asid */
 	PT_EV_SCHED = 53,	/* op: what to count (enum pt_sched_on); thread tid runs `steps` (len) such scheduling
 				 * points, then stops (steps=0: until its queued ops are done) */
 	PT_EV_IRQ = 54,		/* inject an IRQ whose handler performs op (an ops-level kind) at va/len */
