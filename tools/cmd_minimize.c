@@ -76,6 +76,8 @@ void help_minimize(FILE *f)
 	      f);
 }
 
+#define S(n) ((n) == 1 ? "" : "s")	/* "1 event", "2 events" */
+
 static double now(void)
 {
 	struct timespec ts;
@@ -285,8 +287,9 @@ static void header_comments(struct comments *c, const struct mz_trace *t, const 
 	struct pt_session *s;
 
 	snprintf(line, sizeof(line),
-		 "minimized by ptfuzz minimize from %s (%zu events -> %zu events, %" PRIu64 " replays, %.1f s)",
-		 o->in_name, o->events_in, t->n, o->st->replays, o->seconds);
+		 "minimized by ptfuzz minimize from %s (%zu event%s -> %zu event%s, %" PRIu64 " replay%s, %.1f s)",
+		 o->in_name, o->events_in, S(o->events_in), t->n, S(t->n), o->st->replays, S(o->st->replays),
+		 o->seconds);
 	comment_add(c, line);
 	if (o->st->capped)
 		comment_add(c, "not 1-minimal: stopped at the replay cap (--max-replays)");
@@ -520,8 +523,9 @@ int cmd_minimize(int argc, char **argv)
 			snprintf(what, sizeof(what), "I%u (any signature)", tg.id);
 		else
 			snprintf(what, sizeof(what), "%s", tg.signature);
-		fprintf(f, "%s: %zu events -> %zu events (%" PRIu64 " replays, %u rounds, %.1f s), %s\n",
-			cli_display_name(out), events_in, t.n, st.replays, st.rounds, o.seconds, what);
+		fprintf(f, "%s: %zu event%s -> %zu event%s (%" PRIu64 " replay%s, %u round%s, %.1f s), %s\n",
+			cli_display_name(out), events_in, S(events_in), t.n, S(t.n), st.replays, S(st.replays),
+			st.rounds, S(st.rounds), o.seconds, what);
 	}
 	mz_trace_free(&t);
 	return EXIT_CLEAN;
