@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "machine.h"
@@ -49,6 +50,22 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	struct mm_sink sink = { model_emit, s };
 	s->mm = mm_model_new(m, s->c, &sink);
 	return s;
+}
+
+int pt_session_reset(struct pt_session *s, const struct pt_header *h)
+{
+	struct pt_machine *m = pt_machine_new(h);
+	if (!m)
+		return -1;
+	mm_model_free(s->mm);
+	pt_checker_free(s->c);
+	pt_machine_free(s->m);
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	s->c = pt_checker_new(m);
+	struct mm_sink sink = { model_emit, s };
+	s->mm = mm_model_new(m, s->c, &sink);
+	return 0;
 }
 
 int pt_session_set_variant(struct pt_session *s, const char *name)
