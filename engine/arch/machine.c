@@ -75,6 +75,8 @@ struct lock_rule {
 	uint64_t key;
 };
 
+#define ASID_CHUNK 256u
+
 struct pt_machine {
 	unsigned ncpus;
 	uint64_t allmask;
@@ -93,7 +95,9 @@ struct pt_machine {
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
 	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
 
-	uint32_t *asid_root;		/* 65536 entries: root frame per ASID */
+	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
+	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
+	uint32_t *asid_root[65536 / ASID_CHUNK];
 	uint32_t kernel_root;
 
 	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
@@ -118,6 +122,23 @@ struct pt_machine {
 };
 
 #define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
+
+static inline uint32_t asid_root(const struct pt_machine *m, uint16_t asid)
+{
+	const uint32_t *c = m->asid_root[asid / ASID_CHUNK];
+	return c ? c[asid % ASID_CHUNK] : PT_NO_FRAME;
+}
+
+static uint32_t *asid_root_slot(struct pt_machine *m, uint16_t asid)
+{
+	uint32_t **c = &m->asid_root[asid / ASID_CHUNK];
+	if (!*c) {
+		if (!(*c = malloc(ASID_CHUNK * sizeof(**c))))
+			abort();
+		memset(*c, 0xff, ASID_CHUNK * sizeof(**c));	/* PT_NO_FRAME */
+	}
+	return &(*c)[asid % ASID_CHUNK];
+}
 
 static inline uint64_t va_key(uint64_t va, unsigned level)
 {
@@ -817,7 +838,8 @@ static void drop_asid(struct pt_machine *m, uint16_t asid)
 	for (uint32_t p = 0; p < m->pos.n; p++)
 		if (m->pos.v[p].in_use && !m->pos.v[p].global && m->pos.v[p].asid == asid)
 			pos_unlink(m, p);
-	m->asid_root[asid] = PT_NO_FRAME;
+	if (asid_root(m, asid) != PT_NO_FRAME)
+		*asid_root_slot(m, asid) = PT_NO_FRAME;
 }
 
 /* ---- frames allocation ---- */
@@ -1006,31 +1028,94 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 
 /* ---- the event loop ---- */
 
+/* initial sizes (log2) of the indexes; pt_machine_reset() returns them to these */
+#define LOG2_FRAMES 10
+#define LOG2_FACTS 8
+#define LOG2_RMAP 10
+#define LOG2_LOCKS 6
+#define LOG2_PARKED 4
+
+static bool header_ok(const struct pt_header *h)
+{
+	return h->granule == 4096 && h->va_bits == 48 && h->cpus != 0 && h->cpus <= PT_MAX_CPUS;
+}
+
+static void set_cpus(struct pt_machine *m, unsigned ncpus)
+{
+	m->ncpus = ncpus;
+	m->allmask = ncpus == 64 ? UINT64_MAX : (1ull << ncpus) - 1;
+	for (unsigned i = 0; i < m->ncpus; i++)
+		m->cpu[i].tid = i;
+}
+
 struct pt_machine *pt_machine_new(const struct pt_header *h)
 {
-	if (h->granule != 4096 || h->va_bits != 48 || h->cpus == 0 || h->cpus > PT_MAX_CPUS)
+	if (!header_ok(h))
 		return NULL;
 	struct pt_machine *m = calloc(1, sizeof(*m));
 	if (!m)
 		abort();
-	m->ncpus = h->cpus;
-	m->allmask = h->cpus == 64 ? UINT64_MAX : (1ull << h->cpus) - 1;
-	for (unsigned i = 0; i < m->ncpus; i++)
-		m->cpu[i].tid = i;
-	hmap_init(&m->frame_by_pfn, 10);
-	hmap_init(&m->facts_by_va, 8);
-	hmap_init(&m->facts_by_oa, 8);
-	hmap_init(&m->rmap, 10);
-	hmap_init(&m->locks, 6);
-	hmap_init(&m->releases, 6);
-	hmap_init(&m->parked, 4);
-	m->asid_root = malloc(65536 * sizeof(uint32_t));
-	if (!m->asid_root)
-		abort();
-	memset(m->asid_root, 0xff, 65536 * sizeof(uint32_t));
+	set_cpus(m, h->cpus);
+	hmap_init(&m->frame_by_pfn, LOG2_FRAMES);
+	hmap_init(&m->facts_by_va, LOG2_FACTS);
+	hmap_init(&m->facts_by_oa, LOG2_FACTS);
+	hmap_init(&m->rmap, LOG2_RMAP);
+	hmap_init(&m->locks, LOG2_LOCKS);
+	hmap_init(&m->releases, LOG2_LOCKS);
+	hmap_init(&m->parked, LOG2_PARKED);
 	m->kernel_root = PT_NO_FRAME;
 	m->last_frame = PT_NO_FRAME;
 	return m;
+}
+
+int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
+{
+	if (!header_ok(h))
+		return -1;
+	/* only CPUs below ncpus ever ran an event (pt_machine_event() asserts it) */
+	for (unsigned i = 0; i < m->ncpus; i++) {
+		struct cpu *c = &m->cpu[i];
+		c->stores.n = c->tlbis.n = c->zeroes.n = 0;
+		c->asid = 0;
+		c->tid = 0;
+		memset(&c->op, 0, sizeof(c->op));
+		memset(c->irq_saved, 0, sizeof(c->irq_saved));
+		c->irq_depth = 0;
+		memset(c->drain, 0, sizeof(c->drain));
+		c->ndrain = 0;
+	}
+	set_cpus(m, h->cpus);
+	/* tables go back to the pool (table_new() clears them when they are used again) */
+	for (uint32_t i = 0; i < m->frames.n; i++)
+		if (m->frames.v[i].tbl)
+			VEC_PUSH(m->table_pool, m->frames.v[i].tbl);
+	m->frames.n = 0;
+	hmap_reset(&m->frame_by_pfn, LOG2_FRAMES);
+	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
+	m->facts.n = 0;
+	hmap_reset(&m->facts_by_va, LOG2_FACTS);
+	hmap_reset(&m->facts_by_oa, LOG2_FACTS);
+	hmap_reset(&m->rmap, LOG2_RMAP);
+	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
+		if (m->asid_root[i])
+			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
+	m->kernel_root = PT_NO_FRAME;
+	hmap_reset(&m->locks, LOG2_LOCKS);
+	hmap_reset(&m->releases, LOG2_LOCKS);
+	hmap_reset(&m->parked, LOG2_PARKED);
+	m->parked_ops.n = 0;
+	m->last_cpu = 0;
+	m->last_frame = PT_NO_FRAME;
+	m->rules.n = 0;
+	m->locks_recorded = false;
+	m->seq = m->sseq = 0;
+	m->applying = NULL;
+	m->event_index = 0;
+	m->cur = NULL;
+	m->next_op_id = 0;
+	m->next_page_id = 0;
+	/* the observer stays: the checkers attached to m are reset with it */
+	return 0;
 }
 
 void pt_machine_free(struct pt_machine *m)
@@ -1053,7 +1138,8 @@ void pt_machine_free(struct pt_machine *m)
 	free(m->stale_pos.v);
 	free(m->facts.v);
 	free(m->rules.v);
-	free(m->asid_root);
+	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
+		free(m->asid_root[i]);
 	hmap_destroy(&m->frame_by_pfn);
 	hmap_destroy(&m->facts_by_va);
 	hmap_destroy(&m->facts_by_oa);
@@ -1096,7 +1182,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_TTBR0: {
 		c->asid = ev->asid;
 		uint32_t f = frame_get(m, ev->pa, true);
-		set_root(m, &m->asid_root[ev->asid], f, false, ev->asid, ev->cpu);
+		set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
 		break;
 	}
 	case PT_EV_TTBR1: set_root(m, &m->kernel_root, frame_get(m, ev->pa, true), true, 0, ev->cpu); break;
@@ -1240,7 +1326,7 @@ const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i
 
 uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
 {
-	return kernel ? m->kernel_root : m->asid_root[asid];
+	return kernel ? m->kernel_root : asid_root(m, asid);
 }
 
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }
@@ -1281,7 +1367,7 @@ uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 	uint32_t p = pt_machine_first_pos(m, f);
 	for (; p != UINT32_MAX; p = m->pos.v[p].next) {
 		const struct pt_pos *pp = &m->pos.v[p];
-		uint32_t r = pp->global ? m->kernel_root : m->asid_root[pp->asid];
+		uint32_t r = pp->global ? m->kernel_root : asid_root(m, pp->asid);
 		if (r != PT_NO_FRAME)
 			return r;
 	}
@@ -1291,7 +1377,7 @@ uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va, bool visible,
 	     struct pt_walk_result *res)
 {
-	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
 	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
 	memset(res, 0, sizeof(*res));
 	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
@@ -1349,7 +1435,7 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned leve
 void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
 		   pt_leaf_fn fn, void *ctx)
 {
-	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
 	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
 	if (f == PT_NO_FRAME || end <= start)
 		return;

@@ -149,6 +149,7 @@ struct mm_model {
 	struct mm_space kernel;
 	struct mm_space **space;		/* user spaces, by index */
 	uint32_t nspace;
+	uint32_t capspace;			/* allocated spaces: those past nspace are empty, for re-use */
 	uint16_t cur_asid[PT_MAX_CPUS];	/* ASID in TTBR0 of each CPU, 0 = none */
 	/* physical allocator: per order free lists and a bump pointer per node */
 	uint64_t *freel[19];
@@ -174,6 +175,8 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
 void mm_sched_init(struct mm_model *mm);
 void mm_sched_free(struct mm_model *mm);
+/*! mm_sched_reset() : drop every thread's coroutine, queue and state (threads may be mid-op). */
+void mm_sched_reset(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
 /* WRITE_ONCE of a page-table entry */

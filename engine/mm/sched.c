@@ -255,6 +255,15 @@ void mm_sched_free(struct mm_model *mm)
 		free(mm->main_co);
 }
 
+void mm_sched_reset(struct mm_model *mm)
+{
+	for_each_thread(mm, free_thread, NULL);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		free(mm->extra[i]);
+	mm->nextra = 0;
+	memset(mm->thread, 0, mm->ncpus * sizeof(mm->thread[0]));
+}
+
 void mm_sched_init(struct mm_model *mm)
 {
 	mm->main_co = malloc(sizeof(*mm->main_co));

@@ -54,17 +54,17 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 
 int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 {
-	struct pt_machine *m = pt_machine_new(h);
-	if (!m)
+	/* the machine first: the checkers and the model size themselves by its CPUs */
+	if (pt_machine_reset(s->m, h))
 		return -1;
-	mm_model_free(s->mm);
-	pt_checker_free(s->c);
-	pt_machine_free(s->m);
-	memset(s, 0, sizeof(*s));
-	s->m = m;
-	s->c = pt_checker_new(m);
-	struct mm_sink sink = { model_emit, s };
-	s->mm = mm_model_new(m, s->c, &sink);
+	pt_checker_reset(s->c);
+	mm_model_reset(s->mm);
+	memset(&s->k, 0, sizeof(s->k));
+	s->op = NULL;
+	s->trace_index = 0;
+	s->tap = NULL;
+	s->tap_ctx = NULL;
+	s->finished = false;
 	return 0;
 }
 
