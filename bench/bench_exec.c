@@ -2,7 +2,7 @@
 /*
  * bench_exec.c - what one fuzzer-sized exec of the mm model costs.
  *
- *   ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] [--mode fresh|reset|both]
+ *   ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] [--mode fresh|reset|both] [--ops N]
  *
  * An exec is what a persistent-mode fuzz harness does per input: a session
  * for the program's header (pt_session_new(), or pt_session_reset() of the
@@ -239,6 +239,7 @@ int main(int argc, char **argv)
 	unsigned reps = 5, execs = 0;
 	uint64_t seed = 1;
 	const char *mode = "both";
+	int only = -1;	/* --ops: one program size (for a profiler) */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = (unsigned)strtoul(argv[++i], NULL, 0);
@@ -248,9 +249,11 @@ int main(int argc, char **argv)
 			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--mode") && i + 1 < argc)
 			mode = argv[++i];
+		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
+			only = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] "
-				"[--mode fresh|reset|both]\n");
+				"[--mode fresh|reset|both] [--ops N]\n");
 			return 2;
 		}
 	}
@@ -268,6 +271,8 @@ int main(int argc, char **argv)
 	       "execs per rep |\n|---:|---:|---:|---:|---:|\n");
 	for (unsigned z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
 		unsigned nops = sizes[z];
+		if (only >= 0 && nops != (unsigned)only)
+			continue;
 		rng_state = seed * 0x100000001b3ull + nops;
 		for (unsigned i = 0; i < POOL; i++)
 			gen_program(&pool[i], nops);

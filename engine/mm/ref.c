@@ -105,13 +105,69 @@ static uint64_t desc_flags(uint64_t d, bool kernel)
 	return f;
 }
 
+/*
+ * The translation of consecutive pages, one root-to-leaf walk per subtree
+ * instead of one per page: ref_check() reads the page tables and changes
+ * nothing, so a walk's result holds for every page its last entry covers,
+ * and the PTE table it ended in serves every page of its 2M.
+ */
+struct walk_cache {
+	uint64_t lo, hi;		/* [lo, hi): pages whose walk gives `r` (pa rebased), empty if lo == hi */
+	struct pt_walk_result r;
+	bool mapped;
+	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
+	const uint64_t *pte;		/* NULL: none cached */
+	uint32_t pte_frame;
+};
+
+/* pt_walk() of va in s over the latest tables, as pt_walk() answers it. */
+static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, struct walk_cache *wc,
+		      struct pt_walk_result *r)
+{
+	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
+	if (va >= wc->lo && va < wc->hi) {
+		*r = wc->r;
+		if (wc->mapped)
+			r->pa = pt_desc_oa(r->desc) + ((va - base) & (pt_level_size(r->level) - 1));
+		return wc->mapped;
+	}
+	if (wc->pte && va - wc->pte_lo < PMD_SIZE) {
+		unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+		uint64_t d = wc->pte[idx];
+		*r = (struct pt_walk_result){ .level = 3, .desc = d, .frame = wc->pte_frame, .idx = idx };
+		if (!pt_desc_is_leaf(d, 3))
+			return false;
+		r->pa = pt_desc_oa(d) + ((va - base) & (PAGE_SIZE - 1));
+		return true;
+	}
+	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, r);
+	if (va - base >= 1ull << 48)
+		return mapped;	/* outside the address space: nothing to cache */
+	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
+		wc->pte = pt_machine_table_latest(mm->m, r->frame);
+		wc->pte_lo = ALIGN_DOWN(va, PMD_SIZE);
+		wc->pte_frame = r->frame;
+		return mapped;
+	}
+	/* the walk ended at (r->level, r->desc): a block, an invalid entry, a table the walk
+	 * cannot enter (then r is that table's entry), or no usable root (level 0, desc 0);
+	 * every page that entry covers ends there alike */
+	uint64_t size = pt_level_size(r->level);
+	wc->lo = base + ALIGN_DOWN(va - base, size);
+	wc->hi = wc->lo + size;
+	wc->r = *r;
+	wc->mapped = mapped;
+	return mapped;
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
-static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname)
+static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
+			   struct walk_cache *wc)
 {
 	uint64_t want = ref_get(s, va);
 	struct pt_walk_result r;
-	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, &r);
+	bool mapped = walk_page(mm, s, va, wc, &r);
 	uint64_t got = 0;
 	if (mapped) {
 		got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
@@ -143,6 +199,7 @@ struct leaf_scan {
 	uint64_t start, end;
 	const char *opname;
 	bool ok;
+	struct walk_cache wc;
 };
 
 static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
@@ -152,7 +209,7 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
 	uint64_t hi = va + size < x->end ? va + size : x->end;
 	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
-		if (!ref_check_page(x->mm, x->s, a, x->opname)) {
+		if (!ref_check_page(x->mm, x->s, a, x->opname, &x->wc)) {
 			x->ok = false;
 			return false;
 		}
@@ -164,15 +221,16 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 {
 	(void)t;
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
+	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end; va += PAGE_SIZE)
-			if (!ref_check_page(mm, s, va, opname))
+			if (!ref_check_page(mm, s, va, opname, &wc))
 				return false;
 		return true;
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
 	 * every page the reference has in it (work proportional to the mappings, not the range) */
-	struct leaf_scan x = { mm, s, start, end, opname, true };
+	struct leaf_scan x = { mm, s, start, end, opname, true, { 0 } };
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
@@ -180,7 +238,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 		uint64_t k = s->ref.slot[i].key;
 		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < start || (k << PAGE_SHIFT) >= end)
 			continue;
-		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname))
+		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname, &wc))
 			return false;
 	}
 	return true;
