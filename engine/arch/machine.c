@@ -24,6 +24,11 @@ struct pt_table {
 	uint16_t npending[PT_PTRS];	/* stores to the entry still in some CPU's store buffer */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
+	/* bit i: entry i was stored to since the table was last cleared.  Every value in the
+	 * arrays above starts as a store (pt_write, pt_zero), so the clear bits are entries still
+	 * zero everywhere, and re-using a table from the pool clears only what its last use
+	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
+	uint64_t dirty[PT_PTRS / 64];
 };
 
 struct pend_store {
@@ -168,11 +173,22 @@ static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 static struct pt_table *table_new(struct pt_machine *m)
 {
 	struct pt_table *t;
-	if (m->table_pool.n)
+	if (m->table_pool.n) {
 		t = m->table_pool.v[--m->table_pool.n];
-	else if (!(t = malloc(sizeof(*t))))
-		abort();
-	memset(t, 0, sizeof(*t));
+		for (unsigned w = 0; w < PT_PTRS / 64; w++) {
+			for (uint64_t b = t->dirty[w]; b; b &= b - 1) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				t->latest[i] = t->visible[i] = t->vis_sseq[i] = 0;
+				t->npending[i] = 0;
+			}
+			t->dirty[w] = 0;
+		}
+		t->cont_groups = 0;
+	} else {
+		if (!(t = malloc(sizeof(*t))))
+			abort();
+		memset(t, 0, sizeof(*t));
+	}
 	t->first_pos = NO_POS;
 	return t;
 }
@@ -936,6 +952,7 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	OBS(m, pt_store, f, idx, old, ev->val);
 	struct pt_table *t = m->frames.v[f].tbl;
 	t->latest[idx] = ev->val;
+	t->dirty[idx / 64] |= 1ull << (idx % 64);
 	if ((old | ev->val) & PT_DESC_CONT) {
 		unsigned g = idx / PT_CONT_PTES;
 		bool any = false;
