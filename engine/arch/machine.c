@@ -74,6 +74,15 @@ struct cpu {
 	uint32_t ndrain;
 };
 
+#define FCHUNK_SHIFT 9
+#define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
+#define NO_CHUNK UINT32_MAX
+
+struct frame_chunk {
+	uint64_t key;			/* pfn >> FCHUNK_SHIFT */
+	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none */
+};
+
 struct lock_rule {
 	uint32_t root;
 	uint8_t cls;
@@ -88,7 +97,14 @@ struct pt_machine {
 	struct cpu cpu[PT_MAX_CPUS];
 
 	VEC(struct pt_frame) frames;
-	struct hmap frame_by_pfn;	/* pfn -> frame index */
+	/* pfn -> frame index: a directory of 2 MiB chunks of physical memory, each a direct
+	 * array.  Allocators hand out pages (the model's own bump allocator, a real kernel's
+	 * buddy) in runs, so a walk or a fault finds its frames in one or two chunks, by index
+	 * rather than by hashing every page. */
+	VEC(struct frame_chunk *) chunks;	/* in use, by index */
+	VEC(struct frame_chunk *) chunk_pool;	/* free, for re-use after a reset */
+	struct hmap chunk_by_key;	/* pfn >> FCHUNK_SHIFT -> index in chunks */
+	uint32_t last_chunk;		/* index of the chunk found last, UINT32_MAX if none (a cache) */
 	VEC(struct pt_table *) table_pool;
 
 	VEC(struct pt_pos) pos;		/* slab; free slots have in_use = 0 */
@@ -152,21 +168,54 @@ static inline uint64_t va_key(uint64_t va, unsigned level)
 
 /* ---- frames ---- */
 
+/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
+static struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
+{
+	uint64_t key = pfn >> FCHUNK_SHIFT;
+	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
+		return m->chunks.v[m->last_chunk];
+	uint64_t ci = hmap_get(&m->chunk_by_key, key, HMAP_EMPTY);
+	if (ci == HMAP_EMPTY)
+		return NULL;
+	((struct pt_machine *)m)->last_chunk = (uint32_t)ci;
+	return m->chunks.v[ci];
+}
+
+static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+{
+	struct frame_chunk *c = chunk_find(m, pfn);
+	if (c)
+		return c;
+	if (m->chunk_pool.n)
+		c = m->chunk_pool.v[--m->chunk_pool.n];
+	else if (!(c = malloc(sizeof(*c))))
+		abort();
+	c->key = pfn >> FCHUNK_SHIFT;
+	memset(c->idx, 0xff, sizeof(c->idx));	/* PT_NO_FRAME */
+	VEC_PUSH(m->chunks, c);
+	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
+	m->last_chunk = m->chunks.n - 1;
+	return c;
+}
+
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
 	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pfn)
 		return m->last_frame;	/* the same table again: the common case */
-	uint64_t idx = hmap_get(&m->frame_by_pfn, pfn, HMAP_EMPTY);
-	if (idx != HMAP_EMPTY) {
-		m->last_frame = (uint32_t)idx;
-		return (uint32_t)idx;
+	struct frame_chunk *c = create ? chunk_get(m, pfn) : chunk_find(m, pfn);
+	if (!c)
+		return PT_NO_FRAME;
+	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
+	if (*slot != PT_NO_FRAME) {
+		m->last_frame = *slot;
+		return *slot;
 	}
 	if (!create)
 		return PT_NO_FRAME;
 	struct pt_frame f = { .pfn = pfn };
 	VEC_PUSH(m->frames, f);
-	hmap_insert(&m->frame_by_pfn, pfn, m->frames.n - 1);
+	*slot = m->frames.n - 1;
 	return m->frames.n - 1;
 }
 
@@ -1046,7 +1095,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 /* ---- the event loop ---- */
 
 /* initial sizes (log2) of the indexes; pt_machine_reset() returns them to these */
-#define LOG2_FRAMES 10
+#define LOG2_CHUNKS 6
 #define LOG2_FACTS 8
 #define LOG2_RMAP 10
 #define LOG2_LOCKS 6
@@ -1073,7 +1122,8 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	if (!m)
 		abort();
 	set_cpus(m, h->cpus);
-	hmap_init(&m->frame_by_pfn, LOG2_FRAMES);
+	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
+	m->last_chunk = NO_CHUNK;
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
 	hmap_init(&m->rmap, LOG2_RMAP);
@@ -1107,7 +1157,11 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		if (m->frames.v[i].tbl)
 			VEC_PUSH(m->table_pool, m->frames.v[i].tbl);
 	m->frames.n = 0;
-	hmap_reset(&m->frame_by_pfn, LOG2_FRAMES);
+	for (uint32_t i = 0; i < m->chunks.n; i++)
+		VEC_PUSH(m->chunk_pool, m->chunks.v[i]);
+	m->chunks.n = 0;
+	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
+	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
 	m->facts.n = 0;
 	hmap_reset(&m->facts_by_va, LOG2_FACTS);
@@ -1157,7 +1211,13 @@ void pt_machine_free(struct pt_machine *m)
 	free(m->rules.v);
 	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
 		free(m->asid_root[i]);
-	hmap_destroy(&m->frame_by_pfn);
+	for (uint32_t i = 0; i < m->chunks.n; i++)
+		free(m->chunks.v[i]);
+	for (uint32_t i = 0; i < m->chunk_pool.n; i++)
+		free(m->chunk_pool.v[i]);
+	free(m->chunks.v);
+	free(m->chunk_pool.v);
+	hmap_destroy(&m->chunk_by_key);
 	hmap_destroy(&m->facts_by_va);
 	hmap_destroy(&m->facts_by_oa);
 	hmap_destroy(&m->rmap);
@@ -1310,8 +1370,9 @@ uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
 	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pa >> PT_PAGE_SHIFT)
 		return m->last_frame;
-	uint64_t idx = hmap_get(&m->frame_by_pfn, pa >> PT_PAGE_SHIFT, HMAP_EMPTY);
-	return idx == HMAP_EMPTY ? PT_NO_FRAME : (uint32_t)idx;
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	const struct frame_chunk *c = chunk_find(m, pfn);
+	return c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
 }
 
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
