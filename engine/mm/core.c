@@ -540,7 +540,6 @@ void __flush_tlb_kernel_pgtable(struct mm_model *mm, struct mm_thread *t, uint64
 
 /* ---- address spaces ---- */
 
-#define LOG2_REF 10		/* initial size of a space's reference map */
 #define LOG2_DEPOSIT 6
 
 struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t)
@@ -584,7 +583,7 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 	} else {
 		if (!(s = calloc(1, sizeof(*s))))
 			abort();
-		hmap_init(&s->ref, LOG2_REF);
+		ref_map_init(&s->ref);
 		mm->space = realloc(mm->space, (mm->capspace + 1) * sizeof(*mm->space));
 		if (!mm->space)
 			abort();
@@ -714,7 +713,7 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 	mm->m = m;
 	mm->c = c;
 	mm->sink = *sink;
-	hmap_init(&mm->kernel.ref, LOG2_REF);
+	ref_map_init(&mm->kernel.ref);
 	hmap_init(&mm->deposit, LOG2_DEPOSIT);
 	mm_sched_init(mm);
 	model_init(mm);
@@ -727,7 +726,7 @@ static void space_reset(struct mm_space *s)
 	s->asid = 0;
 	s->pgd = 0;
 	s->nvma = 0;
-	hmap_reset(&s->ref, LOG2_REF);
+	ref_map_reset(&s->ref);
 }
 
 void mm_model_reset(struct mm_model *mm)
@@ -759,12 +758,12 @@ void mm_model_free(struct mm_model *mm)
 		return;
 	mm_sched_free(mm);
 	for (uint32_t i = 0; i < mm->capspace; i++) {
-		hmap_destroy(&mm->space[i]->ref);
+		ref_map_destroy(&mm->space[i]->ref);
 		free(mm->space[i]->vma);
 		free(mm->space[i]);
 	}
 	free(mm->space);
-	hmap_destroy(&mm->kernel.ref);
+	ref_map_destroy(&mm->kernel.ref);
 	hmap_destroy(&mm->deposit);
 	free(mm->kernel.vma);
 	for (unsigned o = 0; o <= 18; o++)
@@ -781,9 +780,7 @@ uint64_t mm_model_hash(const struct mm_model *mm)
 		uint64_t x = hmap_mix(s->asid ^ s->pgd);
 		for (uint32_t v = 0; v < s->nvma; v++)
 			x += hmap_mix(s->vma[v].start ^ hmap_mix(s->vma[v].end ^ s->vma[v].prot));
-		for (uint64_t k = 0; k <= s->ref.mask; k++)
-			if (s->ref.slot[k].key != HMAP_EMPTY)
-				x += hmap_mix(s->ref.slot[k].key ^ hmap_mix(s->ref.slot[k].val));
+		x += ref_map_hash(&s->ref);
 		h += hmap_mix(x);
 	}
 	return h;

@@ -96,6 +96,33 @@ struct mm_vma {
 #define MM_VMA_NOHUGEPAGE	0x2u
 #define MM_VMA_HUGETLB		0x4u
 
+/*
+ * The reference semantics of a space: va page -> REF_* word (ref.c), kept in
+ * 2 MiB chunks of direct-indexed words, so that the faults of a THP or a
+ * 64K folio and the per-op check read a few chunks rather than hashing every
+ * page, and a reset hands chunks back without clearing them word by word.
+ */
+struct ref_chunk {
+	uint64_t key;			/* va >> PMD_SHIFT */
+	uint64_t present[PTRS_PER_PTE / 64];	/* bit i: word i is set */
+	uint64_t word[PTRS_PER_PTE];
+};
+
+struct ref_map {
+	struct ref_chunk **chunk;	/* in use: chunk[0..nchunk) */
+	uint32_t nchunk, capchunk;	/* chunk[nchunk..capchunk): free, for re-use */
+	struct hmap by_key;		/* key -> index in chunk */
+	uint32_t last;			/* index of the chunk found last (a cache), UINT32_MAX if none */
+	uint64_t count;			/* words set */
+};
+
+void ref_map_init(struct ref_map *r);
+/*! ref_map_reset() : empty, as ref_map_init() leaves it, keeping its chunks. */
+void ref_map_reset(struct ref_map *r);
+void ref_map_destroy(struct ref_map *r);
+/*! ref_map_hash() : an order-independent hash of the words (mm_model_hash()). */
+uint64_t ref_map_hash(const struct ref_map *r);
+
 /* An address space: a user mm (per ASID) or init_mm (the kernel). */
 struct mm_space {
 	uint16_t asid;
@@ -103,7 +130,7 @@ struct mm_space {
 	uint64_t pgd;			/* root table physical address */
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
-	struct hmap ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
+	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 };
 
 struct coro;

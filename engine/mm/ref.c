@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm_internal.h"
 
@@ -15,34 +16,143 @@ static const char RULE_SEMANTICS[] =
 	"exactly the pages given (reference model, DESIGN.md I10).";
 
 #define REF_FLAGS 0xfffull
+#define NO_CHUNK UINT32_MAX
+#define LOG2_REF_CHUNKS 4
+
+/* ---- the map: 2 MiB chunks of words ---- */
+
+void ref_map_init(struct ref_map *r)
+{
+	memset(r, 0, sizeof(*r));
+	hmap_init(&r->by_key, LOG2_REF_CHUNKS);
+	r->last = NO_CHUNK;
+}
+
+void ref_map_reset(struct ref_map *r)
+{
+	/* the chunks in use join the free ones past nchunk; a word is read only if present */
+	r->nchunk = 0;
+	r->count = 0;
+	hmap_reset(&r->by_key, LOG2_REF_CHUNKS);
+	r->last = NO_CHUNK;
+}
+
+void ref_map_destroy(struct ref_map *r)
+{
+	for (uint32_t i = 0; i < r->capchunk; i++)
+		free(r->chunk[i]);
+	free(r->chunk);
+	hmap_destroy(&r->by_key);
+}
+
+static struct ref_chunk *chunk_find(const struct ref_map *r, uint64_t key)
+{
+	if (r->last != NO_CHUNK && r->chunk[r->last]->key == key)
+		return r->chunk[r->last];
+	uint64_t i = hmap_get(&r->by_key, key, HMAP_EMPTY);
+	if (i == HMAP_EMPTY)
+		return NULL;
+	((struct ref_map *)r)->last = (uint32_t)i;	/* only the cache changes */
+	return r->chunk[i];
+}
+
+static struct ref_chunk *chunk_get(struct ref_map *r, uint64_t key)
+{
+	struct ref_chunk *c = chunk_find(r, key);
+	if (c)
+		return c;
+	if (r->nchunk == r->capchunk) {
+		r->chunk = realloc(r->chunk, (r->capchunk + 1) * sizeof(*r->chunk));
+		if (!r->chunk || !(r->chunk[r->capchunk] = malloc(sizeof(struct ref_chunk))))
+			abort();
+		r->capchunk++;
+	}
+	c = r->chunk[r->nchunk];
+	c->key = key;
+	memset(c->present, 0, sizeof(c->present));
+	hmap_insert(&r->by_key, key, r->nchunk);
+	r->last = r->nchunk++;
+	return c;
+}
+
+static inline bool word_present(const struct ref_chunk *c, unsigned i)
+{
+	return c->present[i / 64] >> (i % 64) & 1;
+}
+
+static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+{
+	struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
+	unsigned i = pt_index(va, 3);
+	if (!word_present(c, i)) {
+		c->present[i / 64] |= 1ull << (i % 64);
+		r->count++;
+	}
+	c->word[i] = w;
+}
+
+uint64_t ref_map_hash(const struct ref_map *r)
+{
+	/* the hash of the former hash map's (page, word) pairs: state hashes did not change */
+	uint64_t x = 0;
+	for (uint32_t ci = 0; ci < r->nchunk; ci++) {
+		const struct ref_chunk *c = r->chunk[ci];
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				uint64_t page = (c->key << (PMD_SHIFT - PAGE_SHIFT)) + i;
+				x += hmap_mix(page ^ hmap_mix(c->word[i]));
+			}
+	}
+	return x;
+}
+
+/* ---- the reference ---- */
 
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags)
 {
-	hmap_set(&s->ref, va >> PAGE_SHIFT, (pa & PT_DESC_OA_MASK) | flags);
+	word_set(&s->ref, va, (pa & PT_DESC_OA_MASK) | flags);
 }
 
 uint64_t ref_get(const struct mm_space *s, uint64_t va)
 {
-	uint64_t v = hmap_get(&s->ref, va >> PAGE_SHIFT, HMAP_EMPTY);
-	return v == HMAP_EMPTY ? 0 : v;
+	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	unsigned i = pt_index(va, 3);
+	return c && word_present(c, i) ? c->word[i] : 0;
+}
+
+/* Clear the words of [start, end) in chunk c (which covers its part of the range). */
+static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, uint64_t end)
+{
+	uint64_t base = c->key << PMD_SHIFT;
+	uint64_t lo = start > base ? start : base, hi = end - base < PMD_SIZE ? end : base + PMD_SIZE;
+	for (uint64_t va = lo; va < hi; va += PAGE_SIZE) {
+		unsigned i = pt_index(va, 3);
+		if (word_present(c, i)) {
+			c->present[i / 64] &= ~(1ull << (i % 64));
+			r->count--;
+		}
+	}
 }
 
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 {
-	if ((end - start) >> PAGE_SHIFT > s->ref.count * 2) {
-		/* sparse: walk the entries rather than the range */
-		for (uint64_t i = 0; i <= s->ref.mask;) {
-			uint64_t k = s->ref.slot[i].key;
-			if (k != HMAP_EMPTY && (k << PAGE_SHIFT) >= start && (k << PAGE_SHIFT) < end) {
-				hmap_del(&s->ref, k);
-				continue;	/* the slot was refilled by backward shift */
-			}
-			i++;
-		}
+	struct ref_map *r = &s->ref;
+	if (end <= start)
+		return;
+	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
+	if (last - first >= r->nchunk) {
+		/* sparse: walk the chunks rather than the range */
+		for (uint32_t ci = 0; ci < r->nchunk; ci++)
+			if (r->chunk[ci]->key >= first && r->chunk[ci]->key <= last)
+				chunk_clear(r, r->chunk[ci], start, end);
 		return;
 	}
-	for (uint64_t va = start; va < end; va += PAGE_SIZE)
-		hmap_del(&s->ref, va >> PAGE_SHIFT);
+	for (uint64_t k = first; k <= last; k++) {
+		struct ref_chunk *c = chunk_find(r, k);
+		if (c)
+			chunk_clear(r, c, start, end);
+	}
 }
 
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
@@ -57,7 +167,7 @@ void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 	ref_clear_range(s, old, old + len);
 	for (uint64_t i = 0; i < n; i++)
 		if (val[i]) {
-			hmap_set(&s->ref, (new >> PAGE_SHIFT) + i, val[i]);
+			word_set(&s->ref, new + i * PAGE_SIZE, val[i]);
 			k++;
 		}
 	free(val);
@@ -85,8 +195,7 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 	for (uint64_t va = start; va < end; va += PAGE_SIZE) {
 		uint64_t v = ref_get(s, va);
 		if (v & REF_PRESENT)
-			hmap_set(&s->ref, va >> PAGE_SHIFT, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) |
-								     ref_prot(prot));
+			word_set(&s->ref, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | ref_prot(prot));
 	}
 }
 
@@ -234,12 +343,14 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
-	for (uint64_t i = 0; i <= s->ref.mask; i++) {
-		uint64_t k = s->ref.slot[i].key;
-		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < start || (k << PAGE_SHIFT) >= end)
-			continue;
-		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname, &wc))
-			return false;
+	for (uint32_t ci = 0; ci < s->ref.nchunk; ci++) {
+		const struct ref_chunk *c = s->ref.chunk[ci];
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
+				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, &wc))
+					return false;
+			}
 	}
 	return true;
 }

@@ -2,6 +2,7 @@
 /* session.c - one replay: machine model + checkers (+ the mm model, next issue). */
 #include "session.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +60,9 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 		return -1;
 	pt_checker_reset(s->c);
 	mm_model_reset(s->mm);
-	memset(&s->k, 0, sizeof(s->k));
+	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
+	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
+	memset(&s->k.per_op[PT_EV_MMAP], 0, sizeof(s->k.per_op) - PT_EV_MMAP * sizeof(s->k.per_op[0]));
 	s->op = NULL;
 	s->trace_index = 0;
 	s->tap = NULL;
