@@ -107,6 +107,30 @@ uint64_t ref_map_hash(const struct ref_map *r)
 	return x;
 }
 
+/* Does the map hold a word for any page of [start, end)? */
+static bool ref_any(const struct ref_map *r, uint64_t start, uint64_t end)
+{
+	for (uint64_t va = start; va < end;) {
+		uint64_t next = pmd_addr_end(va, end);
+		const struct ref_chunk *c = chunk_find(r, va >> PMD_SHIFT);
+		if (c) {
+			unsigned lo = pt_index(va, 3), hi = next - (va & PMD_MASK) >= PMD_SIZE ? PTRS_PER_PTE :
+							   pt_index(next, 3);
+			for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
+				uint64_t bits = c->present[w];
+				if (w == lo / 64)
+					bits &= ~0ull << (lo % 64);
+				if (w == (hi - 1) / 64 && hi % 64)
+					bits &= ~(~0ull << (hi % 64));
+				if (bits)
+					return true;
+			}
+		}
+		va = next;
+	}
+	return false;
+}
+
 /* ---- the reference ---- */
 
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags)
@@ -332,9 +356,19 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
 	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
-		for (uint64_t va = start; va < end; va += PAGE_SIZE)
+		for (uint64_t va = start; va < end;) {
 			if (!ref_check_page(mm, s, va, opname, &wc))
 				return false;
+			va += PAGE_SIZE;
+			/* the rest of an entry that maps nothing agrees wherever the reference has no
+			 * word either: skip it at once (the margins of an unmap, a fresh mmap) */
+			if (va < end && va >= wc.lo && va < wc.hi && !wc.mapped &&
+			    !(wc.r.level >= 1 && (wc.r.desc & PT_DESC_PROTNONE))) {
+				uint64_t stop = wc.hi < end ? wc.hi : end;
+				if (!ref_any(&s->ref, va, stop))
+					va = stop;
+			}
+		}
 		return true;
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
