@@ -1101,7 +1101,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 #define LOG2_LOCKS 6
 #define LOG2_PARKED 4
 
-static bool header_ok(const struct pt_header *h)
+bool pt_machine_supports(const struct pt_header *h)
 {
 	return h->granule == 4096 && h->va_bits == 48 && h->cpus != 0 && h->cpus <= PT_MAX_CPUS;
 }
@@ -1116,7 +1116,7 @@ static void set_cpus(struct pt_machine *m, unsigned ncpus)
 
 struct pt_machine *pt_machine_new(const struct pt_header *h)
 {
-	if (!header_ok(h))
+	if (!pt_machine_supports(h))
 		return NULL;
 	struct pt_machine *m = calloc(1, sizeof(*m));
 	if (!m)
@@ -1137,7 +1137,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 
 int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 {
-	if (!header_ok(h))
+	if (!pt_machine_supports(h))
 		return -1;
 	/* only CPUs below ncpus ever ran an event (pt_machine_event() asserts it) */
 	for (unsigned i = 0; i < m->ncpus; i++) {

@@ -55,6 +55,15 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 
 int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 {
+	if (!pt_machine_supports(h))
+		return -1;	/* an unusable header leaves s as it was */
+	if (!s->finished) {
+		/* threads suspended in the middle of an op hold what the op allocated on their
+		 * stacks: let them run to completion (as pt_session_finish() does) before their
+		 * stacks are dropped; what they do is discarded with the rest */
+		s->tap = NULL;
+		mm_model_finish(s->mm);
+	}
 	/* the machine first: the checkers and the model size themselves by its CPUs */
 	if (pt_machine_reset(s->m, h))
 		return -1;
