@@ -173,6 +173,10 @@ struct mm_model {
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
 	struct coro *main_co;
+	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,
+	 * for the next threads to run on */
+	struct coro *co_pool[PT_MAX_CPUS + MM_MAX_THREADS];
+	unsigned nco_pool;
 	struct mm_space kernel;
 	struct mm_space **space;		/* user spaces, by index */
 	uint32_t nspace;
