@@ -45,7 +45,7 @@ static inline void fuzz_check_error(const struct pt_error *err)
 	size_t n = strlen(FUZZ_NAME);
 	bool where = false;
 
-	FUZZ_CHECK(err->code > PT_OK && err->code <= PT_ERR_USAGE, "code %d: %s", err->code, err->msg);
+	FUZZ_CHECK(err->code > PT_OK && err->code <= PT_ERR_REF, "code %d: %s", err->code, err->msg);
 	FUZZ_CHECK(!strchr(err->msg, '\n'), "%s", err->msg);
 	if (!strncmp(p, FUZZ_NAME, n)) {
 		p += n;

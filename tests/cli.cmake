@@ -12,7 +12,9 @@ set(PTFUZZ_CLI_CASES
   replay_missing_file
   replay_truncated_binary
   replay_garbage_tail
+  replay_damaged_frames
   replay_bad_text_line
+  replay_bad_reference
   replay_deterministic
   replay_sigpipe
   replay_record
@@ -21,6 +23,8 @@ set(PTFUZZ_CLI_CASES
   convert_roundtrip_binary
   convert_keeps_output_on_error
   convert_to_fifo
+  convert_existing_output
+  interrupted_write_leaves_nothing
   stats)
 if(TARGET ptcasemate)
   list(APPEND PTFUZZ_CLI_CASES import_casemate)

@@ -58,11 +58,10 @@ static bool load(const char *path, struct trace *t)
 			t->ev = realloc(t->ev, cap * sizeof(*t->ev));
 			assert_non_null(t->ev);
 		}
-		if (ev.kind == PT_EV_COMMENT && ev.text) {
-			if (!strncmp(ev.text, "variant:", 8))
-				sscanf(ev.text + 8, " %63s", t->variant);
-			ev.text = strdup(ev.text);	/* the reader owns its copy */
-		}
+		if (ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "variant:", 8))
+			sscanf(ev.text + 8, " %63s", t->variant);
+		if (ev.text)
+			ev.text = strdup(ev.text);	/* the reader owns its copy (comments, end-of-line text) */
 		if (ev.kind == PT_EV_THREAD || ev.kind == PT_EV_SCHED || ev.kind == PT_EV_IRQ)
 			t->concurrent = true;
 		t->ev[t->n++] = ev;

@@ -229,8 +229,22 @@ BIN(b_field_out_of_range, { std_header(&raw); fv(&m, 1, 6); fv(&m, 9, 4); record
 BIN(b_field_over_width, { std_header(&raw); fv(&m, 1, 20); fv(&m, 8, 70000); record(&raw, &m); })
 BIN(b_comment_cpu, { std_header(&raw); fv(&m, 1, 22); fv(&m, 2, 1); fs(&m, 19, "x"); record(&raw, &m); })
 BIN(b_comment_newline, { std_header(&raw); fv(&m, 1, 22); fs(&m, 19, "two\nlines"); record(&raw, &m); })
-BIN(b_text_in_event, { std_header(&raw); fv(&m, 1, 5); fs(&m, 19, "hi"); record(&raw, &m); })
+BIN(b_text_in_event, { std_header(&raw); fv(&m, 1, 5); fs(&m, 19, "an end-of-line\ncomment"); record(&raw, &m); })
 BIN(b_cpu_over_header, { std_header(&raw); isb(&raw, 3); isb(&raw, 4); })
+
+BIN(b_ref_migrate_to, { std_header(&raw); fv(&m, 1, 17); fv(&m, 7, 4); record(&raw, &m); })
+BIN(b_ref_irq_exit, { std_header(&raw); fv(&m, 1, 15); fv(&m, 2, 1); record(&raw, &m); })
+BIN(b_ref_thread_cpu_tid, { std_header(&raw); fv(&m, 1, 52); fv(&m, 13, 2); record(&raw, &m); })
+
+/* a text case built here: one thread more than a trace may declare */
+static void t_too_many_threads(struct buf *out)
+{
+	char line[64];
+	for (unsigned i = 0; i <= PT_MAX_THREADS; i++) {
+		int n = snprintf(line, sizeof(line), "cpu%u thread tid=%u\n", i % 4, 100 + i);
+		put(out, line, (size_t)n);
+	}
+}
 
 static char long_line[PT_MAX_LINE + 64];
 
@@ -270,6 +284,9 @@ static const struct kase cases[] = {
 	{ "bin-comment-newline.ptt.zst", PT_ERR_FIELD, ": byte 10 (decompressed): ", 0, NULL, b_comment_newline },
 	{ "bin-text-in-event.ptt.zst", PT_ERR_FIELD, ": byte 10 (decompressed): ", 0, NULL, b_text_in_event },
 	{ "bin-cpu-over-header.ptt.zst", PT_ERR_CPU, ": byte 15 (decompressed): ", 1, NULL, b_cpu_over_header },
+	{ "bin-ref-migrate-to-missing-cpu.ptt.zst", PT_ERR_REF, ": byte 10 (decompressed): ", 0, NULL, b_ref_migrate_to },
+	{ "bin-ref-irq-exit-extra.ptt.zst", PT_ERR_REF, ": byte 10 (decompressed): ", 0, NULL, b_ref_irq_exit },
+	{ "bin-ref-thread-cpu-tid.ptt.zst", PT_ERR_REF, ": byte 10 (decompressed): ", 0, NULL, b_ref_thread_cpu_tid },
 	/* ---- text ---- */
 	{ "syntax-not-an-event.ptt", PT_ERR_SYNTAX, ":2:1: ", 1, "cpu0 isb\nhello world\n", NULL },
 	{ "syntax-word-not-key.ptt", PT_ERR_SYNTAX, ":1:10: ", 0, "cpu0 isb now\n", NULL },
@@ -295,6 +312,17 @@ static const struct kase cases[] = {
 	{ "field-prot-out-of-range.ptt", PT_ERR_FIELD, ":1:32: ", 0, "cpu0 mprotect va=0 len=4K prot=8\n", NULL },
 	{ "cpu-over-header.ptt", PT_ERR_CPU, ":3:1: ", 1, "@ptt version=1 cpus=2\ncpu1 isb\ncpu2 isb\n", NULL },
 	{ "cpu-huge.ptt", PT_ERR_CPU, ":1:1: ", 0, "cpu99999999999999999999999 isb\n", NULL },
+	/* references the trace cannot keep: located at the key (or the kind) that makes them */
+	{ "ref-migrate-to-missing-cpu.ptt", PT_ERR_REF, ":3:20: ", 1, "@ptt version=1 cpus=2\ncpu0 switch tid=5\ncpu0 migrate tid=5 to=2\n", NULL },
+	{ "ref-migrate-unknown-tid.ptt", PT_ERR_REF, ":2:14: ", 0, "@ptt version=1 cpus=2\ncpu0 migrate tid=7 to=1\n", NULL },
+	{ "ref-sched-unknown-tid.ptt", PT_ERR_REF, ":2:16: ", 1, "cpu0 thread tid=10\ncpu0 sched any tid=11\n", NULL },
+	{ "ref-sched-cpu-thread.ptt", PT_ERR_REF, ":1:16: ", 0, "cpu0 sched any tid=1\n", NULL },
+	{ "ref-irq-exit-extra.ptt", PT_ERR_REF, ":3:6: ", 2, "cpu1 irq_enter\ncpu1 irq_exit\ncpu1 irq_exit\n", NULL },
+	{ "ref-irq-exit-other-cpu.ptt", PT_ERR_REF, ":2:6: ", 1, "cpu0 irq_enter\ncpu1 irq_exit\n", NULL },
+	{ "ref-thread-cpu-tid.ptt", PT_ERR_REF, ":2:13: ", 0, "@ptt version=1 cpus=4\ncpu0 thread tid=3\n", NULL },
+	{ "ref-thread-twice.ptt", PT_ERR_REF, ":2:13: ", 1, "cpu0 thread tid=10\ncpu1 thread tid=10\n", NULL },
+	{ "ref-thread-idle-tid.ptt", PT_ERR_REF, ":1:13: ", 0, "cpu0 thread tid=0x7fffffff\n", NULL },
+	{ "ref-thread-too-many.ptt", PT_ERR_REF, ":65:13: ", 64, NULL, t_too_many_threads },
 	{ "header-version.ptt", PT_ERR_VERSION, ":1:6: ", 0, "@ptt version=2\ncpu0 isb\n", NULL },
 	{ "header-cpus-zero.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 cpus=0\n", NULL },
 	{ "header-cpus-65.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 cpus=65\n", NULL },
@@ -442,7 +470,8 @@ static void test_error_codes_are_stable(void **state)
 	assert_int_equal(PT_ERR_TRUNCATED, 3);
 	assert_int_equal(PT_ERR_CPU, 15);
 	assert_int_equal(PT_ERR_USAGE, 17);
-	for (int c = PT_OK; c <= PT_ERR_USAGE; c++)
+	assert_int_equal(PT_ERR_REF, 18);
+	for (int c = PT_OK; c <= PT_ERR_REF; c++)
 		assert_string_not_equal(pt_err_name(c), "?");
 	assert_string_equal(pt_err_name(99), "?");
 }

@@ -57,7 +57,9 @@ static const char *fmt(const struct pt_event *ev)
 /* The one event of line s, which must parse. */
 static struct pt_event one(const char *s)
 {
-	struct parsed *p = parse(s);
+	char line[PT_MAX_LINE + 2];
+	snprintf(line, sizeof(line), "%s\n", s);
+	struct parsed *p = parse(line);
 	if (p->rc || p->n != 1)
 		fail_msg("%s: rc %d, %d events: %s", s, p->rc, p->n, p->err.msg);
 	return p->ev[0];
@@ -96,7 +98,10 @@ static void test_canonical_counts_in_length_fields_are_decimal(void **state)
 {
 	(void)state;
 	canon("cpu0 migrate tid=3 to=0x1", "cpu0 migrate tid=3 to=1");
-	canon("cpu0 sched dsb steps=1K tid=1", "cpu0 sched dsb tid=1 steps=1024");
+	struct parsed *p = parse("cpu0 thread tid=9\ncpu0 sched dsb steps=1K tid=9\n");	/* a declared thread */
+	assert_int_equal(p->rc, 0);
+	assert_int_equal(p->n, 2);
+	assert_string_equal(fmt(&p->ev[1]), "cpu0 sched dsb tid=9 steps=1024");
 	canon("cpu0 begin mprotect bound=2K", "cpu0 begin mprotect bound=2048");
 	canon("cpu0 tlbi rvale1is va=0 asid=0x10 ttl=3 num=0x1f scale=3",
 	      "cpu0 tlbi rvale1is asid=16 ttl=3 num=31 scale=3");
@@ -150,10 +155,10 @@ static void test_keys_come_in_any_order_numbers_in_any_base(void **state)
 	assert_string_equal(fmt(&ev), "cpu1 mmap va=0x40000000 len=2M prot=rw asid=16 flags=0x5 order=2");
 }
 
-static void test_full_line_comment_is_an_event_trailing_comment_is_dropped(void **state)
+static void test_full_line_comment_is_an_event_trailing_comment_is_kept_with_its_event(void **state)
 {
 	(void)state;
-	struct parsed *p = parse("# one\n#two\n#  three\n#\ncpu0 isb # dropped\n\t # indented\n");
+	struct parsed *p = parse("# one\n#two\n#  three\n#\ncpu0 isb # kept\n\t # indented\n");
 	assert_int_equal(p->rc, 0);
 	assert_int_equal(p->n, 6);
 	assert_string_equal(p->ev[0].text, "one");
@@ -161,7 +166,25 @@ static void test_full_line_comment_is_an_event_trailing_comment_is_dropped(void 
 	assert_string_equal(p->ev[2].text, " three");	/* only one space goes */
 	assert_string_equal(p->ev[3].text, "");
 	assert_int_equal(p->ev[4].kind, PT_EV_ISB);
-	assert_null(p->ev[4].text);
+	assert_string_equal(p->ev[4].text, "kept");	/* the event's own: no event of its own */
+	assert_string_equal(fmt(&p->ev[4]), "cpu0 isb   # kept");
+	/* and through the binary encoding */
+	struct pt_header h;
+	struct pt_error err = { 0 };
+	void *data;
+	size_t size;
+	pt_header_default(&h);
+	struct pt_writer *w = pt_writer_open_mem(PT_ENC_BINARY, &h, &err);
+	assert_non_null(w);
+	assert_int_equal(pt_writer_put(w, &p->ev[4], &err), 0);
+	assert_int_equal(pt_writer_close_mem(w, &data, &size, &err), 0);
+	struct pt_reader *r = pt_reader_open_mem(data, size, "t.ptt.zst", &err);
+	assert_non_null(r);
+	struct pt_event ev;
+	assert_int_equal(pt_reader_next(r, &ev, &err), 1);
+	assert_string_equal(fmt(&ev), "cpu0 isb   # kept");
+	pt_reader_close(r);
+	free(data);
 	assert_string_equal(p->ev[5].text, "indented");
 	assert_string_equal(fmt(&p->ev[0]), "# one");
 	assert_string_equal(fmt(&p->ev[2]), "#  three");
@@ -178,10 +201,35 @@ static void test_blank_lines_tabs_and_crlf_are_accepted(void **state)
 	assert_int_equal(p->n, 3);
 	assert_string_equal(fmt(&p->ev[0]), "cpu1 dsb ish");
 	assert_string_equal(p->ev[2].text, "crlf");
-	/* the last line needs no newline */
-	p = parse("cpu0 isb\ncpu1 isb");
+}
+
+/* A trace cut in the middle of its last line may still parse (pa=0x5000 cut
+ * to pa=0): a last line without its newline is an error, at its end. */
+static void test_last_line_without_newline_is_an_error(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("cpu0 isb\ncpu0 pt_write pa=0x5000 val=inv\n");
 	assert_int_equal(p->rc, 0);
 	assert_int_equal(p->n, 2);
+	p = parse("cpu0 isb\ncpu0 pt_write pa=0x5000 val=inv");	/* complete by the grammar: still refused */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	assert_int_equal(p->err.code, PT_ERR_SYNTAX);
+	assert_string_equal(p->err.msg, "t.ptt:2:32: expected a newline at the end of the last line "
+			    "(the file may be truncated)");
+	p = parse("cpu0 isb\ncpu0 pt_write val=inv pa=0");	/* cut from pa=0x5000 */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	assert_non_null(strstr(p->err.msg, "t.ptt:2:"));
+	p = parse("cpu0 isb\r\n# cut comm");
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->n, 1);
+	p = parse("cpu0 isb\n  ");	/* blanks after the last newline are a cut line too */
+	assert_int_equal(p->rc, -1);
+	p = parse("@ptt version=1 cpus=2");	/* a header alone, cut */
+	assert_int_equal(p->rc, -1);
+	assert_int_equal(p->err.code, PT_ERR_SYNTAX);
+	assert_non_null(strstr(p->err.msg, "t.ptt:1:22: expected a newline"));
 }
 
 static void test_header_is_optional_with_defaults(void **state)
@@ -351,8 +399,9 @@ int main(void)
 		cmocka_unit_test(test_prot_is_none_or_rwx_letters_in_any_order),
 		cmocka_unit_test(test_val_takes_descriptor_syntax_or_raw_hex),
 		cmocka_unit_test(test_keys_come_in_any_order_numbers_in_any_base),
-		cmocka_unit_test(test_full_line_comment_is_an_event_trailing_comment_is_dropped),
+		cmocka_unit_test(test_full_line_comment_is_an_event_trailing_comment_is_kept_with_its_event),
 		cmocka_unit_test(test_blank_lines_tabs_and_crlf_are_accepted),
+		cmocka_unit_test(test_last_line_without_newline_is_an_error),
 		cmocka_unit_test(test_header_is_optional_with_defaults),
 		cmocka_unit_test(test_header_keys_any_order_strings_quoted_or_bare),
 		cmocka_unit_test(test_header_strings_survive_the_text_form),

@@ -51,3 +51,7 @@ add_test(NAME trace_replay_regress
          COMMAND trace_replay_regress ${PROJECT_SOURCE_DIR}/corpus/fuzz/trace_replay
                  ${PROJECT_SOURCE_DIR}/corpus/regressions ${PROJECT_SOURCE_DIR}/corpus/mm
                  ${PROJECT_SOURCE_DIR}/corpus/fuzz/trace_parse ${PTFUZZ_TRACE_DATA}/malformed)
+
+# bounded zstd frames, verified before use: damage anywhere costs its frame, never a wrong event
+ptfuzz_trace_test(test_trace_frames PkgConfig::ZSTD)
+add_test(NAME trace_frames COMMAND test_trace_frames)

@@ -8,7 +8,8 @@
 #                             example traces and explain the verdict
 #   tools/bootstrap.sh test   deps, then the `release` and `asan` workflow
 #                             presets (configure, build, ctest; the second one
-#                             runs every test under ASan+UBSan)
+#                             runs every test under ASan+UBSan), then a fuzz
+#                             smoke run (fuzzers/smoke.sh: libFuzzer and AFL++)
 #
 # Idempotent: a second run installs nothing and rebuilds only what changed.
 set -euo pipefail
@@ -151,6 +152,13 @@ cmd_test() {
 	local failed=0
 	run_workflow release || failed=1
 	run_workflow asan || failed=1
+	# seconds of real fuzzing: libFuzzer and AFL++ find an easy variant, the default stays silent
+	local t0=$SECONDS st=0
+	say "fuzz smoke: libFuzzer and AFL++ on the ops_invariants harness (fuzzers/smoke.sh)"
+	fuzzers/smoke.sh 20 2>&1 | tee "$ROOT/build/bootstrap-smoke.log" || st=$?
+	SUMMARY+=("$(printf '%-8s %-4s %s  [%ds]' smoke "$([ $st -eq 0 ] && echo ok || echo FAIL)" \
+		"libFuzzer + AFL++ find mremap-leaf-only-flush; the default model silent" $((SECONDS - t0)))")
+	[ $st -eq 0 ] || failed=1
 	printf '\n==> test summary\n' >&2
 	printf '    %s\n' "${SUMMARY[@]}" >&2
 	if [ $failed -ne 0 ]; then

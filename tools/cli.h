@@ -49,6 +49,16 @@ void cli_check_stdout(void);
 /*! cli_display_name() : the name a path is shown under ("-" is stdin). */
 const char *cli_display_name(const char *path);
 
+/* ---- fuzz_input.c: ops-level fuzz inputs (fuzzers/program.h) where traces go ---- */
+
+/*! cli_is_fuzz_input() : path names a fuzz input (*.bin, crash-*, leak-*, timeout-*, oom-*, id:*). */
+bool cli_is_fuzz_input(const char *path);
+/*! cli_reader_open() : a reader over a trace, or over the program a fuzz input decodes to. */
+struct pt_reader *cli_reader_open(const char *path, bool fuzz_input, struct pt_error *err);
+void cli_reader_close(struct pt_reader *r);
+/*! cli_write_fuzz_input() : encode the trace (or fuzz input) in as a fuzz input at out, atomically. */
+int cli_write_fuzz_input(const char *in, bool in_fuzz, const char *out, unsigned *dropped, struct pt_error *err);
+
 /* ---- the subcommands ---- */
 
 int cmd_replay(int argc, char **argv);
@@ -61,6 +71,8 @@ int cmd_variants(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 void help_compare(FILE *f);
 void help_variants(FILE *f);
+int cmd_minimize(int argc, char **argv);
+void help_minimize(FILE *f);
 
 #define MAX_VARIANTS 8
 /*! cli_variant_arg() : add --variant NAME to list (n so far); a usage error (2) if unknown, 0 ok. */

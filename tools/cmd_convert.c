@@ -7,26 +7,43 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 void help_convert(FILE *f)
 {
-	fputs("usage: ptfuzz convert [--binary | --text] IN OUT\n"
+	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN OUT\n"
 	      "\n"
 	      "Convert a trace between its text (.ptt) and binary (.ptt.zst) encodings,\n"
-	      "losslessly (comments included).  The encoding of IN is detected from its\n"
+	      "losslessly (comments included: a full-line `#` comment is a comment event,\n"
+	      "one after an event on its line is kept with the event).  The encoding of\n"
+	      "IN is detected from its\n"
 	      "first bytes; that of OUT follows its name: binary if it ends in .zst, text\n"
 	      "otherwise.  - as IN reads standard input; - as OUT writes to standard\n"
 	      "output (text, unless --binary).\n"
 	      "\n"
-	      "OUT is written beside its final name and renamed over it only once the\n"
-	      "whole input was read: on an error, an existing OUT is left as it was.\n"
+	      "Fuzz inputs of the ops_invariants harness convert both ways: an IN named\n"
+	      "*.bin, crash-*, leak-*, timeout-*, oom-*, slow-unit-* or id:* (or any IN\n"
+	      "with --input) is decoded into the program the harness ran, as a trace;\n"
+	      "an OUT named *.bin is written as a fuzz input that decodes to IN's events\n"
+	      "(ops-level events, threads, sched, migrate, irq and access only; what\n"
+	      "the fuzzer's grammar would not emit is dropped and counted on stderr).\n"
+	      "The decoder follows PTFUZZ_CONTRACTS and PTFUZZ_MAX_OPS as the harness does.\n"
+	      "\n"
+	      "An existing OUT is replaced only with -f, and keeps its mode; a symlink\n"
+	      "OUT is written through (its target is replaced, the link stays); a FIFO\n"
+	      "or device is written to as it is.  OUT is written beside its final name\n"
+	      "and renamed over it only once the whole input was read: on an error or\n"
+	      "an interruption (SIGINT, SIGTERM, SIGHUP) an existing OUT is left as it\n"
+	      "was and nothing is left behind.\n"
 	      "\n"
 	      "options:\n"
+	      "  -f, --force   replace an existing OUT\n"
 	      "  --binary      write the binary encoding whatever OUT's name\n"
 	      "  --text        write the text encoding whatever OUT's name\n"
+	      "  --input       IN is a fuzz input whatever its name\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "exit status: 0 converted, 2 bad input or usage.\n",
@@ -38,23 +55,29 @@ int cmd_convert(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "binary", no_argument, NULL, 'b' },
 		{ "text", no_argument, NULL, 't' },
+		{ "input", no_argument, NULL, 'i' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int forced = -1, c, rc;
+	bool in_fuzz = false;
+	bool force = false;
 	struct pt_error err = { PT_OK, "" };
 	struct pt_reader *r;
 	struct pt_writer *w;
 	struct pt_event ev;
 
-	while ((c = cli_getopt("convert", argc, argv, "h", longopts)) != -1) {
+	while ((c = cli_getopt("convert", argc, argv, "fh", longopts)) != -1) {
 		switch (c) {
+		case 'f': force = true; break;
 		case 'b':
 		case 't':
 			if (forced != -1 && forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
 				return cli_usage_error("convert", "--binary and --text exclude each other");
 			forced = c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT;
 			break;
+		case 'i': in_fuzz = true; break;
 		case 'h': help_convert(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -70,13 +93,25 @@ int cmd_convert(int argc, char **argv)
 
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
+	struct stat st;
+	if (!to_stdout && !force && !stat(out, &st) && S_ISREG(st.st_mode))
+		return cli_usage_error("convert", "%s exists; -f replaces it", out);
 
-	r = pt_reader_open(in, &err);
+	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
+		unsigned dropped = 0;
+		if (cli_write_fuzz_input(in, in_fuzz, out, &dropped, &err))
+			goto fail;
+		if (dropped)
+			fprintf(stderr, "ptfuzz convert: %s: %u event%s outside the fuzz grammar (contracts, bounds) "
+				"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
+		return EXIT_CLEAN;
+	}
+	r = cli_reader_open(in, in_fuzz, &err);
 	if (!r)
 		goto fail;
 	w = pt_writer_open(out, enc, pt_reader_header(r), &err);
 	if (!w) {
-		pt_reader_close(r);
+		cli_reader_close(r);
 		goto fail;
 	}
 	while ((rc = pt_reader_next(r, &ev, &err)) > 0) {
@@ -85,7 +120,7 @@ int cmd_convert(int argc, char **argv)
 			break;
 		}
 	}
-	pt_reader_close(r);
+	cli_reader_close(r);
 	if (rc < 0) {
 		pt_writer_abort(w);
 		goto fail;

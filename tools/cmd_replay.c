@@ -31,7 +31,8 @@ static void ring_put(uint64_t index, const struct pt_event *ev)
 	struct ring_slot *slot = &ring[index % RING];
 
 	slot->ev = *ev;
-	if (ev->text) {
+	slot->ev.text = NULL;	/* an event's end-of-line comment is not part of a report */
+	if (ev->text && ev->kind == PT_EV_COMMENT) {
 		size_t n = strnlen(ev->text, PT_MAX_LINE);
 		memcpy(slot->text, ev->text, n);
 		slot->text[n] = '\0';
@@ -189,7 +190,7 @@ void replay_file(struct replay_run *run)
 	int rc;
 
 	run->name = cli_display_name(run->path);
-	r = pt_reader_open(run->path, &run->err);
+	r = cli_reader_open(run->path, false, &run->err);
 	if (!r) {
 		run->failed = true;
 		return;
@@ -203,7 +204,7 @@ void replay_file(struct replay_run *run)
 			     "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)",
 			     run->name, h->cpus, h->granule, h->va_bits);
 		run->failed = true;
-		pt_reader_close(r);
+		cli_reader_close(r);
 		return;
 	}
 	if (run->record) {
@@ -212,7 +213,7 @@ void replay_file(struct replay_run *run)
 		run->rec = pt_writer_open(run->record, pt_encoding_for_path(run->record), &h, &run->rec_err);
 		if (!run->rec) {
 			run->rec_failed = true;
-			pt_reader_close(r);
+			cli_reader_close(r);
 			return;
 		}
 	}
@@ -243,7 +244,7 @@ void replay_file(struct replay_run *run)
 	}
 	if (shown)
 		fputs("\r\033[K", stderr);
-	pt_reader_close(r);
+	cli_reader_close(r);
 	if (run->rec) {
 		/* a failed replay or write leaves no half-written recording */
 		if (run->failed || run->rec_failed)

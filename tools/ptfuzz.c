@@ -32,6 +32,8 @@ static const struct command commands[] = {
 	  cmd_convert, help_convert },
 	{ "stats", "stats [--json] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
 	  cmd_stats, help_stats },
+	{ "minimize", "minimize IN -o OUT [--variant V] [--signature SIG | --same-invariant]",
+	  "shrink a trace to a 1-minimal one that shows the same violation", cmd_minimize, help_minimize },
 	{ "compare", "compare [--json] --variant A [--variant B] TRACE...",
 	  "model costs per op kind under two variants, and the deltas", cmd_compare, help_compare },
 	{ "import-ftrace", "import-ftrace TRACE -o OUT", "ftrace text (tracefs, trace-cmd report) -> ops-level trace",
@@ -193,10 +195,29 @@ static int run(int argc, char **argv)
 	return cmd->run(argc - 1, argv + 1);
 }
 
+/* An interrupted convert or replay --record leaves no OUT.tmp.XXXXXX behind; then the signal's
+ * own fate (its default action re-raised), so the caller sees how the process ended. */
+static void on_fatal_signal(int sig)
+{
+	pt_writer_unlink_temps();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+	static const int fatal[] = { SIGINT, SIGTERM, SIGHUP };
 	int status;
 
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction sa = { .sa_handler = on_fatal_signal }, old;
+		if (!sigaction(fatal[i], NULL, &old) && old.sa_handler == SIG_IGN)
+			continue;	/* nohup, a background job: leave it ignored */
+		sigemptyset(&sa.sa_mask);
+		for (size_t k = 0; k < sizeof(fatal) / sizeof(fatal[0]); k++)
+			sigaddset(&sa.sa_mask, fatal[k]);	/* one cleanup at a time */
+		sigaction(fatal[i], &sa, NULL);
+	}
 	/* a closed pipe is an EPIPE write error, handled in cli_check_stdout() */
 	signal(SIGPIPE, SIG_IGN);
 	status = run(argc, argv);

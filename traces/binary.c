@@ -12,9 +12,21 @@
  * trace and nothing is allocated per event.  A length is checked against
  * PT_MAX_MESSAGE before anything is read or allocated for it.
  *
+ * Frames: the writer ends a zstd frame every BIN_FRAME bytes of records
+ * (at a record boundary), each frame with its content checksum, so the file
+ * is still one plain `zstd -d`-able stream.  The reader decodes a whole
+ * frame into the window and hands out its records only once zstd has
+ * verified it (complete, checksum matches): damage is reported at its frame
+ * and nothing of a damaged or truncated frame reaches the caller, while the
+ * records of the frames before it still do.  A frame too large for the
+ * window (a single-frame trace written before frames were bounded, or
+ * another writer's) is read as it is decoded, as before: damage in it shows
+ * only at its end.
+ *
  * Offsets in errors: "byte N (decompressed)" is the start of the record
  * in the decompressed stream (message-level errors); "byte N (compressed)"
- * is where in the file zstd stopped (frame-level errors).
+ * is where in the file zstd stopped (frame-level errors), followed by the
+ * offset of the frame it stopped in.
  */
 #include <assert.h>
 #include <errno.h>
@@ -46,7 +58,7 @@ SAME(PTFUZZ__OP_KIND__OP_HUGETLB, PT_OP_HUGETLB);
 SAME(PTFUZZ__ADVICE__ADVICE_NOHUGEPAGE, PT_ADV_NOHUGEPAGE);
 SAME(PTFUZZ__HUGETLB_OP__HUGETLB_ACCESS_FLAGS, PT_HUGE_ACCESS_FLAGS);
 SAME(PTFUZZ__SCHED_ON__SCHED_ACCESS, PT_SCHED_ACCESS);
-_Static_assert(PT_EV_KIND_COUNT == 56, "a new kind needs a new EventKind value in ptfuzz.proto");
+_Static_assert(PT_EV_KIND_COUNT == 57, "a new kind needs a new EventKind value in ptfuzz.proto");
 
 /* Debug and fuzzing builds check the hand decoder against protobuf-c on every record. */
 #if !defined(NDEBUG) && !defined(PT_BIN_CROSSCHECK)
@@ -54,7 +66,9 @@ _Static_assert(PT_EV_KIND_COUNT == 56, "a new kind needs a new EventKind value i
 #endif
 
 #define BIN_IN (32u * 1024)		/* compressed input buffer */
-#define BIN_WINDOW (64u * 1024)		/* decompressed records, >> PT_MAX_MESSAGE */
+#define BIN_FRAME (64u * 1024)		/* records per zstd frame the writer makes, bytes at most */
+#define BIN_WINDOW (256u * 1024)	/* decompressed: a frame, the record left from the one before,
+					 * and room for other writers' larger frames */
 #define BIN_WINDOW_LOG_MAX 24		/* zstd window: 16 MiB at most (zstd -19 uses 8) */
 
 /*
@@ -109,8 +123,11 @@ struct pt_bin_rd {
 	ZSTD_inBuffer zin;
 	uint64_t in_base;	/* file offset of in[0] */
 	size_t zret;		/* last ZSTD_decompressStream(): 0 = frame complete */
-	uint8_t *win;		/* decompressed: win[pos..len) unread */
-	size_t win_pos, win_len;
+	uint64_t frame_off;	/* file offset of the frame being decoded */
+	bool streaming;		/* that frame outgrew the window: handed out unverified */
+	uint8_t *win;		/* decompressed: win[pos..ok) verified and unread, [ok..len) the
+				 * frame being decoded, not yet verified */
+	size_t win_pos, win_ok, win_len;
 	uint64_t win_base;	/* stream offset of win[0] */
 	uint64_t rec_off;	/* stream offset of the record being decoded */
 	size_t zerr;		/* a zstd error, reported once the data before it is used up */
@@ -128,26 +145,44 @@ struct pt_bin_rd {
 #define BERR(code, ...) pt_err_at_byte(err, code, b->name, b->rec_off, false, __VA_ARGS__)
 #define ZERR(code, off, ...) pt_err_at_byte(err, code, b->name, (off), true, __VA_ARGS__)
 
+static const char *frame_fate(const struct pt_bin_rd *b)
+{
+	return b->streaming ? "" : "; none of its events were read";
+}
+
 static int truncated_frame(struct pt_bin_rd *b, struct pt_error *err)
 {
 	return ZERR(PT_ERR_TRUNCATED, b->in_base + b->zin.size,
-		    "expected more zstd data: the input ends inside a zstd frame (truncated file)");
+		    "expected more zstd data: the input ends inside the zstd frame at byte %llu "
+		    "(truncated file)%s", (unsigned long long)b->frame_off, frame_fate(b));
 }
 
-/* Decompress until need bytes are unread in the window, or the input ends. */
+/*
+ * Decompress until need verified bytes are unread in the window, or the
+ * input ends.  A frame's bytes become readable (win_ok) when zstd reports
+ * the frame complete, i.e. its checksum verified; a zstd error discards
+ * what was decoded of the frame it is in.
+ */
 static int bin_fill(struct pt_bin_rd *b, size_t need, struct pt_error *err)
 {
-	while (b->win_len - b->win_pos < need) {
+	while (b->win_ok - b->win_pos < need) {
 		if (b->win_pos) {
-			size_t avail = b->win_len - b->win_pos;
-			memmove(b->win, b->win + b->win_pos, avail);
+			memmove(b->win, b->win + b->win_pos, b->win_len - b->win_pos);
 			b->win_base += b->win_pos;
-			b->win_len = avail;
+			b->win_ok -= b->win_pos;
+			b->win_len -= b->win_pos;
 			b->win_pos = 0;
 		}
 		if (b->zerr)
-			return ZERR(PT_ERR_ZSTD, b->zerr_off, "expected a valid zstd frame: %s",
-				    ZSTD_getErrorName(b->zerr));
+			return ZERR(PT_ERR_ZSTD, b->zerr_off,
+				    "expected a valid zstd frame: %s (in the frame at byte %llu%s)",
+				    ZSTD_getErrorName(b->zerr), (unsigned long long)b->frame_off, frame_fate(b));
+		if (b->win_len == BIN_WINDOW) {
+			/* the frame does not fit: hand it out as it comes (frames of older writers) */
+			b->streaming = true;
+			b->win_ok = b->win_len;
+			continue;
+		}
 		if (b->zin.pos == b->zin.size && !pt_src_end(b->src)) {
 			b->in_base += b->zin.size;
 			b->zin.size = pt_src_read(b->src, b->in, b->in_cap);
@@ -163,13 +198,22 @@ static int bin_fill(struct pt_bin_rd *b, size_t need, struct pt_error *err)
 		bool progress = zout.pos != b->win_len || b->zin.pos != in_before;
 		b->win_len = zout.pos;
 		if (ZSTD_isError(ret)) {
-			/* what was decoded before the bad spot is still delivered */
+			/* the frames before the bad one are still delivered, nothing of it */
 			b->zerr = ret;
 			b->zerr_off = b->in_base + b->zin.pos;
+			if (!b->streaming)
+				b->win_len = b->win_ok;
 			continue;
 		}
+		if (b->streaming)
+			b->win_ok = b->win_len;
 		if (progress) {
 			b->zret = ret;	/* an idle call after a frame reports the next frame's need */
+			if (ret == 0) {	/* the frame is complete and its checksum matched */
+				b->win_ok = b->win_len;
+				b->streaming = false;
+				b->frame_off = b->in_base + b->zin.pos;
+			}
 		} else {
 			if (b->zin.pos == b->zin.size && pt_src_end(b->src))
 				break;	/* everything is out */
@@ -190,10 +234,10 @@ static int bin_record(struct pt_bin_rd *b, const uint8_t **msg, size_t *len, str
 {
 	int failed = 0;
 
-	if (b->win_len - b->win_pos < 10)
+	if (b->win_ok - b->win_pos < 10)
 		failed = bin_fill(b, 10, err);
 
-	size_t avail = b->win_len - b->win_pos;
+	size_t avail = b->win_ok - b->win_pos;
 	const uint8_t *p = b->win + b->win_pos;
 	uint64_t v = 0;
 	size_t k;
@@ -221,7 +265,7 @@ static int bin_record(struct pt_bin_rd *b, const uint8_t **msg, size_t *len, str
 	if (avail < k + v) {
 		if (failed || bin_fill(b, k + v, err))
 			return -1;
-		avail = b->win_len - b->win_pos;
+		avail = b->win_ok - b->win_pos;
 		p = b->win + b->win_pos;
 		if (avail < k + v)
 			return b->zret ? truncated_frame(b, err)
@@ -323,12 +367,12 @@ static int event_diagnose(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 		if (pt_comment_check(text, why, sizeof(why)))
 			return BERR(PT_ERR_FIELD, "%s", why);
 	} else {
+		char why[160];
 		if (m->cpu >= b->cpus)
 			return BERR(PT_ERR_CPU, "expected cpu 0..%u (the header has cpus=%u), got %u",
 				    b->cpus - 1, b->cpus, m->cpu);
-		if (*text)
-			return BERR(PT_ERR_FIELD, "expected no text in event kind %s: only comments carry text",
-				    sc->name);
+		if (pt_comment_check(text, why, sizeof(why)))	/* its end-of-line comment */
+			return BERR(PT_ERR_FIELD, "%s", why);
 	}
 
 	const struct pt_key *by_field[PT_F_COUNT] = { NULL };
@@ -380,7 +424,8 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 		ok = !nz && !m->op && !m->cpu && !pt_comment_check(m->text ? m->text : "", NULL, 0);
 	else
 		ok = kind < PT_EV_KIND_COUNT && b->known[kind] && !(nz & ~b->used[kind]) && !over &&
-		     m->op < b->nops[kind] && m->cpu < b->cpus && !(m->text && *m->text);
+		     m->op < b->nops[kind] && m->cpu < b->cpus &&
+		     (!m->text || !*m->text || !pt_comment_check(m->text, NULL, 0));
 	if (!ok)
 		return event_diagnose(b, m, err);
 
@@ -402,7 +447,8 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 	ev->len = m->len;
 	ev->va2 = m->va2;
 	ev->len2 = m->len2;
-	ev->text = kind == PT_EV_COMMENT ? (m->text ? m->text : "") : NULL;
+	/* a comment's text, or another event's end-of-line comment */
+	ev->text = kind == PT_EV_COMMENT ? (m->text ? m->text : "") : m->text && *m->text ? m->text : NULL;
 	assert(pt_event_valid(ev, b->cpus));
 	return 1;
 }
@@ -569,8 +615,9 @@ uint64_t pt_bin_offset(const struct pt_bin_rd *b)
 struct pt_bin_wr {
 	FILE *f;
 	ZSTD_CCtx *cc;
-	uint8_t *in;		/* packed records waiting for the compressor */
+	uint8_t *in;		/* packed records of the frame being made */
 	size_t in_len, in_cap;
+	uint64_t frames;	/* frames ended */
 	uint8_t *out;
 	size_t out_cap;
 };
@@ -593,6 +640,8 @@ static int wr_flush(struct pt_bin_wr *w, ZSTD_EndDirective mode)
 			return -1;
 	} while (mode == ZSTD_e_end ? ret != 0 : zi.pos < zi.size);
 	w->in_len = 0;
+	if (mode == ZSTD_e_end)
+		w->frames++;
 	return 0;
 }
 
@@ -604,7 +653,9 @@ static int wr_record(struct pt_bin_wr *w, const ProtobufCMessage *m)
 		errno = EMSGSIZE;
 		return -1;
 	}
-	if (w->in_cap - w->in_len < 10 + size && wr_flush(w, ZSTD_e_continue))
+	/* a frame ends before the record that would overflow it: readers verify a frame before
+	 * they use it, so a frame is what damage can cost */
+	if (w->in_cap - w->in_len < 10 + size && wr_flush(w, ZSTD_e_end))
 		return -1;
 	uint8_t *p = w->in + w->in_len;
 	size_t v = size;
@@ -635,7 +686,7 @@ struct pt_bin_wr *pt_bin_wr_open(FILE *f, const struct pt_header *h)
 	if (!w)
 		return NULL;
 	w->f = f;
-	w->in_cap = ZSTD_CStreamInSize();
+	w->in_cap = BIN_FRAME;
 	w->out_cap = ZSTD_CStreamOutSize();
 	w->in = malloc(w->in_cap);
 	w->out = malloc(w->out_cap);
@@ -683,12 +734,14 @@ int pt_bin_wr_put(struct pt_bin_wr *w, const struct pt_event *ev)
 	m.node = ev->node;
 	m.va2 = ev->va2;
 	m.len2 = ev->len2;
-	if (ev->kind == PT_EV_COMMENT && ev->text)
-		m.text = (char *)ev->text;
+	if (ev->text && (ev->kind == PT_EV_COMMENT || *ev->text))
+		m.text = (char *)ev->text;	/* a comment, or an event's end-of-line comment */
 	return wr_record(w, &m.base);
 }
 
 int pt_bin_wr_finish(struct pt_bin_wr *w)
 {
+	if (!w->in_len && w->frames)
+		return 0;	/* the last record ended a frame: no empty frame after it */
 	return wr_flush(w, ZSTD_e_end);
 }

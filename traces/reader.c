@@ -154,6 +154,153 @@ enum pt_encoding pt_encoding_for_path(const char *path)
 	return n >= 4 && !strcmp(path + n - 4, ".zst") ? PT_ENC_BINARY : PT_ENC_TEXT;
 }
 
+/* ---- references the trace must keep ---- */
+
+#define TID_THREAD 1u		/* declared by `thread` */
+#define TID_SWITCHED 2u		/* run by a `switch` */
+
+/* What the trace so far has: the CPUs' open IRQs, the tids it declared or ran. */
+struct pt_refs {
+	unsigned cpus;
+	unsigned nthreads;
+	uint64_t irq_depth[PT_MAX_CPUS];
+	uint32_t *tid;		/* open addressing; flags 0 = empty slot */
+	uint8_t *flags;
+	size_t cap, n;
+};
+
+static uint8_t *tid_slot(struct pt_refs *r, uint32_t tid, bool add)
+{
+	if (add && 2 * (r->n + 1) > r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		uint32_t *t = calloc(cap, sizeof(*t));
+		uint8_t *f = calloc(cap, 1);
+		if (!t || !f) {
+			free(t);
+			free(f);
+			return NULL;
+		}
+		for (size_t i = 0; i < r->cap; i++) {
+			if (!r->flags[i])
+				continue;
+			size_t j = (r->tid[i] * 0x9e3779b1u) & (cap - 1);
+			while (f[j])
+				j = (j + 1) & (cap - 1);
+			t[j] = r->tid[i];
+			f[j] = r->flags[i];
+		}
+		free(r->tid);
+		free(r->flags);
+		r->tid = t;
+		r->flags = f;
+		r->cap = cap;
+	}
+	if (!r->cap)
+		return NULL;
+	size_t j = (tid * 0x9e3779b1u) & (r->cap - 1);
+	while (r->flags[j] && r->tid[j] != tid)
+		j = (j + 1) & (r->cap - 1);
+	if (!r->flags[j]) {
+		if (!add)
+			return NULL;
+		r->tid[j] = tid;
+		r->n++;
+	}
+	return &r->flags[j];
+}
+
+static unsigned tid_flags(struct pt_refs *r, uint32_t tid)
+{
+	uint8_t *f = tid_slot(r, tid, false);
+	return f ? *f : 0;
+}
+
+/*
+ * ev against what the trace so far has (trace.h, pt_reader_next()); on a
+ * reference it cannot keep, why and *key (the offending key, or NULL for
+ * the kind itself).  Records what ev declares.
+ */
+static enum pt_err refs_check(struct pt_refs *r, const struct pt_event *ev, char *why, size_t size,
+			      const char **key)
+{
+	uint8_t *f;
+
+	*key = NULL;
+	switch (ev->kind) {
+	case PT_EV_IRQ_ENTER:
+		r->irq_depth[ev->cpu]++;
+		return PT_OK;
+	case PT_EV_IRQ_EXIT:
+		if (!r->irq_depth[ev->cpu]) {
+			snprintf(why, size, "expected irq_exit only inside an irq_enter of cpu%u; it has none open",
+				 ev->cpu);
+			return PT_ERR_REF;
+		}
+		r->irq_depth[ev->cpu]--;
+		return PT_OK;
+	case PT_EV_SWITCH:
+		f = tid_slot(r, ev->tid, true);
+		if (!f)
+			goto nomem;
+		*f |= TID_SWITCHED;
+		return PT_OK;
+	case PT_EV_THREAD:
+		*key = "tid";
+		if (ev->tid < r->cpus) {
+			snprintf(why, size, "expected a thread tid of at least %u: tids 0..%u are the CPUs' own "
+				 "threads (the header has cpus=%u), got %u", r->cpus, r->cpus - 1, r->cpus, ev->tid);
+			return PT_ERR_REF;
+		}
+		if (ev->tid == PT_TID_IDLE) {
+			snprintf(why, size, "expected a thread tid other than %u (PT_TID_IDLE: no thread)",
+				 PT_TID_IDLE);
+			return PT_ERR_REF;
+		}
+		if (tid_flags(r, ev->tid) & TID_THREAD) {
+			snprintf(why, size, "expected a new thread; tid %u was declared by an earlier thread event",
+				 ev->tid);
+			return PT_ERR_REF;
+		}
+		if (r->nthreads == PT_MAX_THREADS) {
+			snprintf(why, size, "expected at most %u thread events in a trace", PT_MAX_THREADS);
+			return PT_ERR_REF;
+		}
+		f = tid_slot(r, ev->tid, true);
+		if (!f)
+			goto nomem;
+		*f |= TID_THREAD;
+		r->nthreads++;
+		return PT_OK;
+	case PT_EV_SCHED:
+		if (!(tid_flags(r, ev->tid) & TID_THREAD)) {
+			*key = "tid";
+			snprintf(why, size, "expected the tid of a thread declared by an earlier thread event, "
+				 "got %u", ev->tid);
+			return PT_ERR_REF;
+		}
+		return PT_OK;
+	case PT_EV_MIGRATE:
+		if (ev->len >= r->cpus) {
+			*key = "to";
+			snprintf(why, size, "expected to= a CPU 0..%u (the header has cpus=%u), got %llu",
+				 r->cpus - 1, r->cpus, (unsigned long long)ev->len);
+			return PT_ERR_REF;
+		}
+		if (ev->tid >= r->cpus && !tid_flags(r, ev->tid)) {
+			*key = "tid";
+			snprintf(why, size, "expected the tid of a CPU's own thread (0..%u), of a thread event "
+				 "or of an earlier switch, got %u", r->cpus - 1, ev->tid);
+			return PT_ERR_REF;
+		}
+		return PT_OK;
+	default:
+		return PT_OK;
+	}
+nomem:
+	snprintf(why, size, "out of memory");
+	return PT_ERR_IO;
+}
+
 /* ---- the reader ---- */
 
 struct pt_reader {
@@ -163,6 +310,7 @@ struct pt_reader {
 	enum pt_encoding enc;
 	struct pt_text_rd *text;
 	struct pt_bin_rd *bin;
+	struct pt_refs refs;
 	int state;		/* 0 reading, 1 ended, -1 failed */
 	struct pt_error err;	/* the error that ended it */
 	char where[40];
@@ -200,6 +348,7 @@ static struct pt_reader *reader_start(struct pt_reader *r, struct pt_error *err)
 		pt_reader_close(r);
 		return NULL;
 	}
+	r->refs.cpus = r->h.cpus;
 	return r;
 }
 
@@ -262,6 +411,18 @@ int pt_reader_next(struct pt_reader *r, struct pt_event *ev, struct pt_error *er
 		return r->state < 0 ? -1 : 0;
 	}
 	rc = r->bin ? pt_bin_next(r->bin, ev, &r->err) : pt_text_next(r->text, ev, &r->err);
+	if (rc > 0) {
+		char why[200];
+		const char *key;
+		enum pt_err code = refs_check(&r->refs, ev, why, sizeof(why), &key);
+		if (code == PT_ERR_IO)
+			rc = pt_error_set(&r->err, code, "%s: %s", r->name, why);
+		else if (code && r->bin)
+			rc = pt_err_at_byte(&r->err, code, r->name, pt_bin_offset(r->bin), false, "%s", why);
+		else if (code)
+			rc = pt_err_at_line(&r->err, code, r->name, pt_text_line(r->text),
+					    pt_text_col(r->text, key), "%s", why);
+	}
 	if (rc < 0) {
 		r->state = -1;
 		if (err)
@@ -289,6 +450,8 @@ void pt_reader_close(struct pt_reader *r)
 		return;
 	pt_bin_close(r->bin);
 	pt_text_close(r->text);
+	free(r->refs.tid);
+	free(r->refs.flags);
 	if (r->src.own)
 		fclose(r->src.f);
 	free(r->name);

@@ -15,13 +15,18 @@
  *   are bare words or "quoted" with \" and \\ as the only escapes.
  * - A full-line comment (`#` after optional blanks) is an event whose text
  *   is what follows the `#`, minus one optional space.  A `#` that starts a
- *   word after an event (or the header) comments out the rest of the line;
- *   that trailing comment is not kept.
+ *   word after an event is an end-of-line comment: it is the event's text
+ *   (ev->text, minus one optional space), written back after the event as
+ *   `   # text` - kept, so conversion stays lossless.  After the header it
+ *   is not kept.
  * - Event keys come in any order, each at most once; the kind's required
  *   keys must be present.  Any numeric key takes decimal, 0x-hex, and a
  *   K/M/G/T suffix (powers of two); val= takes descriptor syntax or raw
  *   hex; prot= takes `none`, letters from `rwx`, or a number.
- * - Lines end with LF or CRLF and are at most PT_MAX_LINE bytes.
+ * - Lines end with LF or CRLF and are at most PT_MAX_LINE bytes.  Every
+ *   line ends so, the last one too: bytes after the last newline are an
+ *   error ("expected a newline"), never a line, since a trace cut in the
+ *   middle of a line may still parse (pa=0x5000 cut to pa=0).
  *
  * The canonical form (what the writer prints): `cpuN kind [op]`, then the
  * kind's keys in schema order, required keys always, optional keys only
@@ -176,6 +181,10 @@ size_t pt_event_format_text(const struct pt_event *ev, char *buf, size_t size)
 		out_fmt(&o, " %s=", k->name);
 		out_value(&o, key_fmt(k), v);
 	}
+	if (ev->text && *ev->text) {	/* its end-of-line comment */
+		out_str(&o, "   # ");
+		out_str(&o, ev->text);
+	}
 	return o.len;
 }
 
@@ -237,6 +246,8 @@ struct pt_text_rd {
 	uint64_t line;		/* number of the last line returned */
 	uint64_t header_line;	/* line of the @ptt header, 0 if none */
 	uint64_t ev_line;	/* line of the last event returned */
+	const struct pt_kind_schema *ev_sc;	/* its kind, */
+	size_t kind_col, key_col[32];	/* where its kind and each of its keys (schema order) are */
 	char comment[PT_MAX_LINE + 1];
 };
 
@@ -270,8 +281,15 @@ static int text_getline(struct pt_text_rd *t, const char **line, size_t *n, stru
 						    strerror(t->src->err_no));
 			if (!avail)
 				return 0;
-			ll = avail;	/* last line without a newline */
-			t->pos = t->len;
+			/* A last line without its newline may be a line cut short (pa=0x5000
+			 * cut to pa=0 still parses): refuse it rather than guess. */
+			ll = avail;
+			if (ll && s[ll - 1] == '\r')
+				ll--;
+			return pt_err_at_line(err, PT_ERR_SYNTAX, t->name, t->line + 1,
+					      (ll < PT_MAX_LINE ? ll : PT_MAX_LINE) + 1,
+					      "expected a newline at the end of the last line "
+					      "(the file may be truncated)");
 		} else {
 			/* refill: drop what was read unless we will rewind to it */
 			if (!t->marked && t->pos) {
@@ -623,6 +641,9 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 			    show(s + w.b, w.e - w.b, buf, sizeof(buf)));
 	}
 	ev->kind = (uint8_t)kind;
+	t->ev_sc = sc;
+	t->kind_col = w.b + 1;
+	memset(t->key_col, 0, sizeof(t->key_col));
 
 	/* op */
 	if (sc->ops) {
@@ -661,10 +682,24 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 		if (seen & (1u << idx))
 			return TERR(PT_ERR_SYNTAX, w.b + 1, "expected each key once; %s= repeats", k->name);
 		seen |= 1u << idx;
+		if (idx < 32)
+			t->key_col[idx] = w.b + 1;
 		uint64_t v;
 		if (parse_value(t, k, s, w.b + kl + 1, w.e, &v, err))
 			return -1;
 		pt_event_set(ev, k->field, v);
+	}
+	if (i < n && s[i] == '#') {	/* an end-of-line comment: the event's text */
+		size_t b = i + 1 + (i + 1 < n && s[i + 1] == ' ');
+		if (n - b > PT_MAX_COMMENT)
+			return TERR(PT_ERR_SYNTAX, b + 1, "expected a comment of at most %u bytes", PT_MAX_COMMENT);
+		if (!pt_text_ok(s + b, n - b))
+			return TERR(PT_ERR_SYNTAX, b + 1, "expected comment text in UTF-8 without control "
+				    "characters other than tab");
+		memcpy(t->comment, s + b, n - b);
+		t->comment[n - b] = '\0';
+		if (n > b)
+			ev->text = t->comment;
 	}
 	unsigned idx = 0;
 	for (const struct pt_key *k = sc->keys; k->name; k++, idx++)
@@ -757,6 +792,18 @@ int pt_text_next(struct pt_text_rd *t, struct pt_event *ev, struct pt_error *err
 uint64_t pt_text_line(const struct pt_text_rd *t)
 {
 	return t->ev_line;
+}
+
+uint64_t pt_text_col(const struct pt_text_rd *t, const char *key)
+{
+	unsigned idx = 0;
+
+	if (!t->ev_sc)
+		return 1;
+	for (const struct pt_key *k = t->ev_sc->keys; key && k->name && idx < 32; k++, idx++)
+		if (!strcmp(k->name, key))
+			return t->key_col[idx] ? t->key_col[idx] : t->kind_col;
+	return t->kind_col;
 }
 
 void pt_text_close(struct pt_text_rd *t)

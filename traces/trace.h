@@ -4,7 +4,9 @@
  *
  * Two encodings of one event stream (see event.h for the vocabulary):
  *  - binary `.ptt.zst`: a zstd stream of varint-length-delimited protobuf
- *    messages (traces/ptfuzz.proto): one Header, then Event messages;
+ *    messages (traces/ptfuzz.proto): one Header, then Event messages; written
+ *    as zstd frames of at most 64 KiB of records, each with its checksum,
+ *    and a frame is verified before any of its events is read (binary.c);
  *  - text `.ptt`: one event per line (event.h), header line `@ptt ...`.
  *
  * Readers and writers stream: memory use does not depend on trace length.
@@ -39,6 +41,7 @@ enum pt_err {
 	PT_ERR_CPU = 15,	/* cpu number outside the header's CPU count */
 	PT_ERR_IMPORT = 16,	/* importer: input in a foreign format is malformed */
 	PT_ERR_USAGE = 17,	/* bad command-line usage */
+	PT_ERR_REF = 18,	/* a CPU, thread or IRQ the trace does not have (pt_reader_next()) */
 };
 
 #define PT_MAX_MESSAGE 4096u	/* largest Event/Header message accepted, bytes */
@@ -78,7 +81,15 @@ enum pt_encoding pt_reader_encoding(const struct pt_reader *r);
 /*!
  * pt_reader_next() : read the next event into ev.  ev->text (comments) stays
  * valid until the next call.  Events are validated against the schema
- * (pt_event_valid()) and the header's CPU count.
+ * (pt_event_valid()) and the header's CPU count, and the references that
+ * only the trace so far can settle are checked (PT_ERR_REF):
+ *  - `thread tid=T` declares a scheduled thread: T at least the header's
+ *    cpus (tids 0..cpus-1 are the CPUs' own threads), not PT_TID_IDLE,
+ *    declared once, at most PT_MAX_THREADS of them;
+ *  - `sched tid=T` resumes a thread declared by an earlier `thread`;
+ *  - `migrate tid=T to=N`: N is a CPU of the header, T a CPU's own thread,
+ *    a declared thread or one an earlier `switch` ran;
+ *  - `irq_exit` on a CPU closes an `irq_enter` of that CPU.
  * @return : 1 an event, 0 end of trace, -1 error (err set; the reader is
  *           then finished: further calls return -1).
  */
@@ -93,7 +104,9 @@ struct pt_writer;
  * pt_writer_open() : create path for writing in enc ("-" = stdout).  Output
  * goes to a temporary file beside path and is renamed over it only by a
  * successful pt_writer_close(): a failed or interrupted write never leaves
- * a half-written file under the final name.
+ * a half-written file under the final name.  An existing path keeps its
+ * mode; a symlink is written through (its target is replaced, the link
+ * stays); a device or FIFO is written in place.
  */
 struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const struct pt_header *h,
 				 struct pt_error *err);
@@ -109,6 +122,12 @@ int pt_writer_put(struct pt_writer *w, const struct pt_event *ev, struct pt_erro
 int pt_writer_close(struct pt_writer *w, struct pt_error *err);
 /*! pt_writer_abort() : discard everything written. */
 void pt_writer_abort(struct pt_writer *w);
+/*!
+ * pt_writer_unlink_temps() : remove the temporary files of every open file
+ * writer.  Async-signal-safe: for a SIGINT/SIGTERM handler, which then
+ * ends the process.
+ */
+void pt_writer_unlink_temps(void);
 
 /*!
  * pt_writer_open_mem() : a writer into memory (fuzzers, tests, converters

@@ -66,6 +66,8 @@ struct pt_text_rd *pt_text_open(struct pt_src *src, const char *name, struct pt_
 				struct pt_error *err);
 int pt_text_next(struct pt_text_rd *t, struct pt_event *ev, struct pt_error *err);
 uint64_t pt_text_line(const struct pt_text_rd *t);
+/*! pt_text_col() : column of key= in the last event line (its kind if key is NULL or absent). */
+uint64_t pt_text_col(const struct pt_text_rd *t, const char *key);
 void pt_text_close(struct pt_text_rd *t);
 
 /* ---- binary encoding (binary.c) ---- */

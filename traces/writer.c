@@ -6,7 +6,10 @@
  * A file is written as PATH.tmp.XXXXXX beside PATH, then fsync()ed and
  * rename()d over PATH by pt_writer_close(), so that a reader never sees a
  * half-written trace under the final name; any failure unlinks the
- * temporary file.
+ * temporary file.  A symlink PATH is written through: its target is
+ * replaced (beside it), the link stays.  An existing PATH keeps its mode.
+ * The temporary files of open writers are registered so that a signal
+ * handler can remove them (pt_writer_unlink_temps()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +38,40 @@ struct pt_writer {
 	char line[PT_MAX_LINE + 2];
 };
 
+/*
+ * Temporary files of open writers, for pt_writer_unlink_temps() in a signal
+ * handler: a slot holds a complete string or NULL, set and cleared with
+ * single pointer stores; a writer beyond the slots is just not registered.
+ */
+#define TEMP_SLOTS 16
+static char *volatile temps[TEMP_SLOTS];
+
+static void temp_register(char *tmp)
+{
+	for (unsigned i = 0; i < TEMP_SLOTS; i++) {
+		if (!temps[i]) {
+			temps[i] = tmp;
+			return;
+		}
+	}
+}
+
+static void temp_unregister(const char *tmp)
+{
+	for (unsigned i = 0; tmp && i < TEMP_SLOTS; i++)
+		if (temps[i] == tmp)
+			temps[i] = NULL;
+}
+
+void pt_writer_unlink_temps(void)
+{
+	for (unsigned i = 0; i < TEMP_SLOTS; i++) {
+		char *tmp = temps[i];
+		if (tmp)
+			unlink(tmp);	/* async-signal-safe */
+	}
+}
+
 static const char *wname(const struct pt_writer *w)
 {
 	return w->path ? w->path : w->is_mem ? "<memory>" : "<stdout>";
@@ -42,6 +79,7 @@ static const char *wname(const struct pt_writer *w)
 
 static void writer_free(struct pt_writer *w)
 {
+	temp_unregister(w->tmp);
 	pt_bin_wr_free(w->bin);
 	free(w->path);
 	free(w->tmp);
@@ -84,6 +122,7 @@ struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const s
 	w->enc = enc;
 	w->cpus = h->cpus;
 	struct stat st;
+	bool exists = false;
 	if (!strcmp(path, "-")) {
 		w->f = stdout;
 	} else if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
@@ -97,8 +136,20 @@ struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const s
 			goto fail;
 		}
 	} else {
-		w->path = strdup(path);
-		if (w->path && asprintf(&w->tmp, "%s.tmp.XXXXXX", path) < 0)
+		struct stat lst;
+		exists = !stat(path, &st);
+		if (!lstat(path, &lst) && S_ISLNK(lst.st_mode)) {
+			/* write through the link: replace its target, keep the link */
+			w->path = realpath(path, NULL);
+			if (!w->path) {
+				pt_error_set(err, PT_ERR_IO, "%s: cannot resolve the symlink: %s", path,
+					     strerror(errno));
+				goto fail;
+			}
+		} else {
+			w->path = strdup(path);
+		}
+		if (w->path && asprintf(&w->tmp, "%s.tmp.XXXXXX", w->path) < 0)
 			w->tmp = NULL;
 		if (!w->path || !w->tmp) {
 			pt_error_set(err, PT_ERR_IO, "%s: out of memory", path);
@@ -109,10 +160,12 @@ struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const s
 			pt_error_set(err, PT_ERR_IO, "%s: cannot create %s: %s", path, w->tmp, strerror(errno));
 			goto fail;
 		}
-		/* mkstemp() makes 0600; give the file the mode open(O_CREAT) would */
+		temp_register(w->tmp);
+		/* mkstemp() makes 0600: give the file the mode of the one it replaces, or the one
+		 * open(O_CREAT) would */
 		mode_t mask = umask(0);
 		umask(mask);
-		fchmod(fd, 0666 & ~mask);
+		fchmod(fd, exists ? st.st_mode & 07777 : 0666 & ~mask);
 		w->f = fdopen(fd, "wb");
 		if (!w->f) {
 			pt_error_set(err, PT_ERR_IO, "%s: cannot open %s: %s", path, w->tmp, strerror(errno));
@@ -180,6 +233,9 @@ static int check_event(const struct pt_writer *w, const struct pt_event *ev, str
 	} else if (ev->cpu >= w->cpus) {
 		return pt_error_set(err, PT_ERR_CPU, "%s: event %llu: cpu %u, but the header has cpus=%u",
 				    wname(w), (unsigned long long)w->nevents, ev->cpu, w->cpus);
+	} else if (ev->text && pt_comment_check(ev->text, why, sizeof(why))) {
+		return pt_error_set(err, PT_ERR_FIELD, "%s: event %llu: end-of-line comment: %s", wname(w),
+				    (unsigned long long)w->nevents, why);
 	}
 	if (!pt_event_valid(ev, w->cpus))
 		return pt_error_set(err, PT_ERR_FIELD,

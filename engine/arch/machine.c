@@ -67,10 +67,11 @@ struct cpu {
 	uint16_t asid;
 	uint32_t tid;
 	struct pt_opctx op;
-	struct pt_opctx irq_saved[4];	/* the ops interrupted by nested IRQs */
+	VEC(struct pt_opctx) irq_saved;	/* the ops interrupted by nested IRQs, any depth */
 	unsigned irq_depth;
-	/* stores of other CPUs observed through lock handoff: drained by this CPU's next DSB */
-	struct { uint16_t cpu; uint64_t upto; } drain[8];
+	/* stores of other CPUs observed through lock handoff: drained by this CPU's next DSB; one
+	 * entry per releasing CPU (the furthest store observed), so no handoff is ever dropped */
+	struct { uint16_t cpu; uint64_t upto; } drain[PT_MAX_CPUS];
 	uint32_t ndrain;
 };
 
@@ -1047,6 +1048,23 @@ static uint64_t lock_key(unsigned cls, uint64_t key)
 /* Last release of a lock: who released it, and how far its stores went (cumulativity). */
 struct release { uint16_t cpu; uint64_t sseq; };
 
+/* c observed by = cpu's stores up to store sequence upto; a later handoff from the same CPU
+ * covers an earlier one (its stores are drained in order), so one entry per CPU suffices. */
+static void observe_release(struct cpu *c, uint16_t by, uint64_t upto)
+{
+	for (uint32_t i = 0; i < c->ndrain; i++) {
+		if (c->drain[i].cpu == by) {
+			if (c->drain[i].upto < upto)
+				c->drain[i].upto = upto;
+			return;
+		}
+	}
+	assert(c->ndrain < PT_MAX_CPUS);
+	c->drain[c->ndrain].cpu = by;
+	c->drain[c->ndrain].upto = upto;
+	c->ndrain++;
+}
+
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
 	uint32_t tid = m->cpu[ev->cpu].tid;
@@ -1073,11 +1091,8 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 			 * so this CPU's DSB completes them too (DSB cumulativity, Arm ARM B2.3) */
 			uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
 			struct cpu *c = &m->cpu[ev->cpu];
-			if (rel != HMAP_EMPTY && (rel >> 48) != ev->cpu && c->ndrain < 8) {
-				c->drain[c->ndrain].cpu = (uint16_t)(rel >> 48);
-				c->drain[c->ndrain].upto = rel & ((1ull << 48) - 1);
-				c->ndrain++;
-			}
+			if (rel != HMAP_EMPTY && (rel >> 48) != ev->cpu)
+				observe_release(c, (uint16_t)(rel >> 48), rel & ((1ull << 48) - 1));
 		}
 	} else {
 		if (cur == HMAP_EMPTY)
@@ -1146,9 +1161,10 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		c->asid = 0;
 		c->tid = 0;
 		memset(&c->op, 0, sizeof(c->op));
-		memset(c->irq_saved, 0, sizeof(c->irq_saved));
+		c->irq_saved.n = 0;
 		c->irq_depth = 0;
-		memset(c->drain, 0, sizeof(c->drain));
+		/* entries past ndrain were never written: zero, as calloc() left them */
+		memset(c->drain, 0, c->ndrain * sizeof(c->drain[0]));
 		c->ndrain = 0;
 	}
 	set_cpus(m, h->cpus);
@@ -1201,6 +1217,7 @@ void pt_machine_free(struct pt_machine *m)
 		free(m->cpu[i].stores.v);
 		free(m->cpu[i].tlbis.v);
 		free(m->cpu[i].zeroes.v);
+		free(m->cpu[i].irq_saved.v);
 	}
 	free(m->frames.v);
 	free(m->table_pool.v);
@@ -1270,8 +1287,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
 	case PT_EV_IRQ_ENTER:
 		/* an interrupt handler runs its own operations on top of the interrupted one */
-		if (c->irq_depth < 4)
-			c->irq_saved[c->irq_depth] = c->op;
+		VEC_PUSH(c->irq_saved, c->op);
 		c->irq_depth++;
 		memset(&c->op, 0, sizeof(c->op));
 		break;
@@ -1281,8 +1297,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		if (c->op.open)
 			OBS(m, op_end, ev->cpu, &c->op);
 		c->irq_depth--;
-		if (c->irq_depth < 4)
-			c->op = c->irq_saved[c->irq_depth];
+		c->op = c->irq_saved.v[--c->irq_saved.n];
 		break;
 	case PT_EV_SWITCH:
 		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker

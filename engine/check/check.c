@@ -268,6 +268,28 @@ static bool change_is_safe(uint64_t old, uint64_t new)
 	       !((old ^ new) & ~PERM_BITS);
 }
 
+/*
+ * May an old translation still be cached beside a new one for the same VA and level
+ * without a TLB conflict?  A break-then-make without the TLBI between leaves both
+ * cacheable; the Arm ARM (D8.16.1) asks for the full break-before-make sequence only
+ * when the output address, the block size, the contiguous hint or the memory type
+ * changes (or an entry turns global).  A difference in permissions only (AP, PXN,
+ * UXN, AF, dirty) is a stale-permission question (I2 at the op's return), not a
+ * conflict: mprotect()'s modify_prot_start/commit pairs flush once at the end.
+ */
+static bool conflict_free(uint64_t old, uint64_t new)
+{
+	if (change_is_safe(old, new))
+		return true;
+	if (!pt_desc_valid(old) || !pt_desc_valid(new) || pt_desc_oa(old) != pt_desc_oa(new))
+		return false;
+	if ((old ^ new) & PT_DESC_CONT || old & ~new & PT_DESC_NG)
+		return false;
+	uint64_t ao = (old & PT_DESC_ATTR_MASK) >> PT_DESC_ATTR_SHIFT, an = (new & PT_DESC_ATTR_MASK) >> PT_DESC_ATTR_SHIFT;
+	if (ao != an && !(ao <= 1 && an <= 1))
+		return false;
+	return !((old ^ new) & ~(PERM_BITS | PT_DESC_NG | PT_DESC_ATTR_MASK));
+}
 
 /* Attributes that must be identical across a contiguous group (AF and dirty state may differ: Arm ARM D8.6.1). */
 static uint64_t cont_attrs(uint64_t d, bool complete)
@@ -470,7 +492,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
 		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
 		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
-						     !change_is_safe(vis, new))))
+						     !conflict_free(vis, new))))
 			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
 			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
 			       "after the break, no TLBI)", level, (unsigned long long)pa);
@@ -553,7 +575,7 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 			continue;
 		if (f->desc == desc && f->va == va && f->level == level)
 			continue;
-		if (f->va == va && f->level == level && change_is_safe(f->desc, desc))
+		if (f->va == va && f->level == level && conflict_free(f->desc, desc))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -643,7 +665,7 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 		if (f->level <= level)
 			tag = "block-to-table";	/* a stale block covers the range the new table translates */
 		else if (subtree_leaf(m, child, va, f->va, &d, &l) && !(d == f->desc && l == f->level) &&
-			 !(l == f->level && change_is_safe(f->desc, d)))
+			 !(l == f->level && conflict_free(f->desc, d)))
 			tag = "tlb-conflict";
 		if (!tag)
 			continue;

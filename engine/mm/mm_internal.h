@@ -158,8 +158,8 @@ struct mm_thread {
 	const char *site;		/* the routine running (signatures) */
 };
 
-#define MM_MAX_THREADS 64
-#define MM_IDLE_TID 0x7fffffffu
+#define MM_MAX_THREADS PT_MAX_THREADS	/* the reader refuses more (PT_ERR_REF) */
+#define MM_IDLE_TID PT_TID_IDLE
 
 struct mm_model {
 	struct pt_machine *m;

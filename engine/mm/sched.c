@@ -218,7 +218,12 @@ static void drain_one(struct mm_model *mm, struct mm_thread *t, void *ctx)
 	if (!t->scheduled || !has_work(t))
 		return;
 	d->work = true;
+	/* progress: scheduling points passed, or queued ops done (an op that finds nothing to do,
+	 * e.g. pageout of an unmapped address, may end without passing one) */
+	unsigned qhead = t->qhead, qn = t->qn;
 	d->progress += run_slice(mm, t, PT_SCHED_ANY, DRAIN_SLICE);
+	if (!has_work(t) || t->qhead != qhead || t->qn != qn)
+		d->progress++;
 }
 
 void mm_model_finish(struct mm_model *mm)

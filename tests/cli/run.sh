@@ -232,11 +232,84 @@ case_replay_garbage_tail() {
 	expect_early_violation_then_error 'tail\.ptt\.zst.*byte [0-9]'
 }
 
+# flip_bytes IN POS...: IN with the byte at POS inverted, as flip-POS-IN, for each POS
+flip_bytes() {
+	python3 -c 'import sys
+b = open(sys.argv[1], "rb").read()
+for p in map(int, sys.argv[2:]):
+    d = bytearray(b); d[p] ^= 0xff; open("flip-%d-%s" % (p, sys.argv[1]), "wb").write(d)' "$@"
+}
+
+# A damaged byte anywhere in a binary trace: the undamaged verdict, or exit 2 with the
+# damage located at its frame and no violation that the undamaged trace does not have.
+case_replay_damaged_frames() {
+	# a real capture (the old single-frame reader let 25 of 40 such flips report violations
+	# that are not in it), and a hand-written trace with a violation
+	"$PTFUZZ" convert "$DATA/../../../traces/examples/qemu-7.2.13+deb14-basic.ptt.zst" - 2>/dev/null |
+		head -n 12001 >qemu-head.ptt
+	for base in qemu bbm; do
+		if [ $base = qemu ]; then
+			cp qemu-head.ptt long.ptt
+		else
+			{ cat "$DATA/$base.ptt"; filler 12000; } >long.ptt
+		fi
+		pf convert -f long.ptt long.ptt.zst
+		expect_rc 0
+		pf replay long.ptt.zst
+		cp out want
+		grep '^I[0-9]' want | sort -u >want-ids
+		size=$(wc -c <long.ptt.zst)
+		step=$((size / 40))
+		positions="$(seq 0 3 45) $(seq 50 "$step" $((size - 1))) $((size - 1))"
+		flip_bytes long.ptt.zst $positions
+		for pos in $positions; do
+			mv "flip-$pos-long.ptt.zst" bad.ptt.zst
+			pf replay bad.ptt.zst
+			if [ "$rc" -eq 2 ]; then
+				[ "$(wc -l <err)" -eq 1 ] || fail "flip at $pos: expected one line on stderr"
+				grep -q '^bad\.ptt\.zst: byte [0-9]* (compressed): .*frame at byte [0-9]' err ||
+					grep -q '^bad\.ptt\.zst:1:[0-9]*: ' err ||
+					grep -q '^bad\.ptt\.zst: byte [0-9]* (decompressed): ' err ||
+					fail "flip at $pos: the error is not located: $(cat err)"
+				grep '^I[0-9]' out | sort -u >got-ids
+				[ -z "$(comm -13 want-ids got-ids)" ] ||
+					fail "flip at $pos: a violation the undamaged trace does not have: $(comm -13 want-ids got-ids)"
+			else
+				sed 's/^bad\.ptt\.zst:/long.ptt.zst:/' out | cmp -s - want ||
+					fail "flip at $pos: exit $rc and not the undamaged verdict"
+			fi
+		done
+	done
+}
+
 case_replay_bad_text_line() {
 	{ cat "$DATA/bbm.ptt"; filler 10; echo 'cpu0 frobnicate va=0x1000'; filler 10; } >bad.ptt
 	line=$(grep -n frobnicate bad.ptt | cut -d: -f1)
 	pf replay bad.ptt
 	expect_early_violation_then_error "bad\.ptt:$line:"
+}
+
+# References the trace cannot keep: exit 2, one line naming the file, line and column.
+case_replay_bad_reference() {
+	n=0
+	while IFS='|' read -r where text; do
+		n=$((n + 1))
+		printf '@ptt version=1 cpus=2\ncpu0 isb\n%b' "$text" >ref$n.ptt
+		pf replay ref$n.ptt
+		expect_rc 2
+		[ "$(wc -l <err)" -eq 1 ] || fail "ref$n.ptt: expected one line on stderr"
+		err_has "^ref$n\.ptt:$where: expected "
+		pf convert ref$n.ptt ref$n.ptt.zst
+		expect_rc 2
+		[ -e ref$n.ptt.zst ] && fail "ref$n.ptt: a trace with a bad reference was converted"
+	done <<'EOF'
+4:20|cpu0 switch tid=5\ncpu0 migrate tid=5 to=2\n
+4:14|cpu0 isb\ncpu0 migrate tid=9 to=1\n
+5:16|cpu0 thread tid=10\ncpu1 sched any tid=10\ncpu1 sched any tid=11\n
+5:6|cpu1 irq_enter\ncpu1 irq_exit\ncpu1 irq_exit\n
+3:13|cpu0 thread tid=1\n
+EOF
+	return 0
 }
 
 case_replay_deterministic() {
@@ -284,6 +357,15 @@ case_convert_roundtrip_text() {
 	pf convert --text clean.ptt.zst forced.zst
 	expect_rc 0
 	cmp canon.ptt forced.zst || fail "--text did not write text"
+	# end-of-line comments are kept, with their event
+	printf '# a full-line comment\ncpu0 isb   # why this barrier\ncpu1 dsb ish # and this one\n' >eol.ptt
+	pf convert eol.ptt eol.ptt.zst
+	expect_rc 0
+	pf convert eol.ptt.zst eol-back.ptt
+	expect_rc 0
+	grep -q '^cpu0 isb   # why this barrier$' eol-back.ptt || fail "an end-of-line comment was lost: $(cat eol-back.ptt)"
+	grep -q '^cpu1 dsb ish   # and this one$' eol-back.ptt || fail "an end-of-line comment was lost: $(cat eol-back.ptt)"
+	grep -q '^# a full-line comment$' eol-back.ptt || fail "a full-line comment was lost"
 }
 
 case_convert_roundtrip_binary() {
@@ -310,6 +392,10 @@ case_convert_keeps_output_on_error() {
 		ls -a dst >before
 		pf convert bad.ptt "$out"
 		expect_rc 2
+		err_has "$out exists; -f replaces it"
+		[ "$(cat "$out")" = precious ] || fail "convert replaced $out without -f"
+		pf convert -f bad.ptt "$out"
+		expect_rc 2
 		[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
 		err_has 'bad\.ptt:[0-9]*:'
 		[ "$(cat "$out")" = precious ] || fail "a failed convert changed $out"
@@ -321,6 +407,76 @@ case_convert_keeps_output_on_error() {
 	err_has no-such-file.ptt
 	[ -e dst/x.ptt ] && fail "a failed convert created its output"
 	return 0
+}
+
+# convert replaces an existing OUT only with -f, keeps its mode, writes through a symlink
+case_convert_existing_output() {
+	pf convert "$DATA/clean.ptt" want.ptt
+	expect_rc 0
+	echo old >out.ptt
+	chmod 0640 out.ptt
+	expect_usage_error convert "$DATA/clean.ptt" out.ptt
+	err_has "out.ptt exists; -f replaces it"
+	[ "$(cat out.ptt)" = old ] || fail "convert without -f changed out.ptt"
+	pf convert -f "$DATA/clean.ptt" out.ptt
+	expect_rc 0
+	cmp want.ptt out.ptt || fail "convert -f did not replace out.ptt"
+	[ "$(stat -c %a out.ptt)" = 640 ] || fail "convert -f reset the mode to $(stat -c %a out.ptt)"
+	pf convert --force "$DATA/clean.ptt" out.ptt
+	expect_rc 0
+	# a symlink: written through, the link stays
+	mkdir real
+	echo old >real/target.ptt
+	chmod 0604 real/target.ptt
+	ln -s real/target.ptt link.ptt
+	expect_usage_error convert "$DATA/clean.ptt" link.ptt
+	pf convert -f "$DATA/clean.ptt" link.ptt
+	expect_rc 0
+	[ -L link.ptt ] || fail "convert replaced the symlink by a file"
+	cmp want.ptt real/target.ptt || fail "convert did not write through the symlink"
+	[ "$(stat -c %a real/target.ptt)" = 604 ] || fail "the symlink's target lost its mode"
+	ls -a . real | grep -q tmp && fail "temporary files left: $(ls -a . real)"
+	ln -s real/missing.ptt dangling.ptt
+	pf convert -f "$DATA/clean.ptt" dangling.ptt
+	expect_rc 2
+	err_has "dangling.ptt: cannot resolve the symlink"
+	[ -e real/missing.ptt ] && fail "a dangling symlink was followed"
+	return 0
+}
+
+# sig_dfl CMD...: exec CMD with SIGINT at its default action
+sig_dfl() {
+	exec python3 -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# SIGINT/SIGTERM/SIGHUP during convert or replay --record: the temporary file goes with it
+case_interrupted_write_leaves_nothing() {
+	filler 4000000 >big.ptt
+	for sig in INT TERM HUP; do
+		for cmd in convert replay; do
+			mkdir -p "d$sig$cmd"
+			# a background job of sh starts with SIGINT ignored (which ptfuzz respects): undo that
+			if [ $cmd = convert ]; then
+				sig_dfl "$PTFUZZ" convert big.ptt "d$sig$cmd/out.ptt.zst" 2>err &
+			else
+				sig_dfl "$PTFUZZ" replay -q --record "d$sig$cmd/out.ptt.zst" big.ptt >out 2>err &
+			fi
+			pid=$!
+			# wait for the temporary file, then interrupt
+			for i in $(seq 1 200); do
+				ls "d$sig$cmd" | grep -q tmp && break
+				sleep 0.05
+			done
+			ls "d$sig$cmd" | grep -q tmp || fail "$cmd: no temporary file appeared"
+			kill -$sig $pid
+			wait $pid
+			st=$?
+			[ $st -gt 128 ] || fail "$cmd, SIG$sig: exit $st, expected death by the signal"
+			[ -z "$(ls -A "d$sig$cmd")" ] || fail "$cmd, SIG$sig left: $(ls -A "d$sig$cmd")"
+		done
+	done
 }
 
 # ---- stats ----

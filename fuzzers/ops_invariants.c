@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ops_invariants.c - property: the model's mm operations never break an
+ * invariant.
+ *
+ * The input is a program (program.h: CPUs, threads, mm ops, schedule, IRQs,
+ * migrations); it runs through the mm model, the machine and every checker.
+ * A violation is a finding: the harness prints one line naming the invariant
+ * and the signature and abort()s, so that libFuzzer and AFL++ keep the input.
+ *
+ * Configuration (environment; the input never chooses the variant):
+ *   PTFUZZ_VARIANT=NAME     the model under test (default: the patched model).
+ *                           Under a variant, a finding is a violation whose
+ *                           signature the default model does not also show on
+ *                           the same input (differential), so that what the
+ *                           variant is found by is its own bug.
+ *   PTFUZZ_CONTRACTS=allow  the decoder may also emit caller-contract breaks
+ *                           (for the variants that sit behind a WARN).
+ *   PTFUZZ_EXPECT=I1,I3     only these invariants are findings (time-to-bug).
+ *   PTFUZZ_MAX_OPS=N        records decoded per input (default 64).
+ *
+ * Built three ways (fuzzers/CMakeLists.txt): ops_invariants_fuzz (libFuzzer),
+ * ops_invariants_afl (AFL++ persistent mode, afl_main.c) and
+ * ops_invariants_regress (driver.c: files and directories, no fuzzer; it also
+ * checks that every input replays twice to the same verdict and state hash).
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mm.h"
+#include "program.h"
+#include "session.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define MAX_SIGS 64
+
+static struct {
+	bool ready;
+	const char *variant;		/* NULL: the default model */
+	struct pt_program_opts opts;
+	uint32_t expect;		/* bit per invariant id; 0: all */
+	bool check_twice;		/* the regression driver: determinism too */
+	struct pt_program prog;
+} cfg;
+
+struct verdict {
+	unsigned n;
+	char sig[MAX_SIGS][96];
+	unsigned id[MAX_SIGS];
+	uint64_t hash;
+};
+
+static void fail_config(const char *what, const char *value)
+{
+	fprintf(stderr, "ops_invariants: %s: '%s'\n", what, value);
+	exit(2);
+}
+
+static void configure(void)
+{
+	const char *v = getenv("PTFUZZ_VARIANT");
+	if (v && *v && strcmp(v, "default")) {
+		if (mm_variant_lookup(v) < 0)
+			fail_config("PTFUZZ_VARIANT names no variant (ptfuzz variants lists them)", v);
+		cfg.variant = v;
+	}
+	const char *c = getenv("PTFUZZ_CONTRACTS");
+	if (c && *c) {
+		if (!strcmp(c, "allow"))
+			cfg.opts.allow_contract = true;
+		else if (strcmp(c, "strict"))
+			fail_config("PTFUZZ_CONTRACTS is 'strict' or 'allow'", c);
+	}
+	const char *e = getenv("PTFUZZ_EXPECT");
+	for (const char *p = e; p && *p;) {
+		char *end;
+		if (*p == 'I')
+			p++;
+		unsigned long id = strtoul(p, &end, 10);
+		if (end == p || id < 1 || id >= PT_INV_COUNT || (*end && *end != ',' && *end != ' '))
+			fail_config("PTFUZZ_EXPECT is a list of invariants such as I1,I3", e);
+		cfg.expect |= 1u << id;
+		p = *end ? end + 1 : end;
+	}
+	const char *m = getenv("PTFUZZ_MAX_OPS");
+	if (m && *m) {
+		char *end;
+		unsigned long n = strtoul(m, &end, 10);
+		if (*end || n < 1 || n > 4096)
+			fail_config("PTFUZZ_MAX_OPS is a number of records, 1..4096", m);
+		cfg.opts.max_ops = (unsigned)n;
+	}
+	pt_program_init(&cfg.prog);
+#ifdef PTFUZZ_REGRESS
+	cfg.check_twice = true;	/* the regression driver: determinism too */
+#endif
+	cfg.ready = true;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	configure();
+	return 0;
+}
+
+/* One run of the decoded program under a variant (NULL: the default). */
+static void run(const struct pt_program *p, const char *variant, struct verdict *out)
+{
+	struct pt_session *s = pt_session_new(&p->h);
+	if (!s)
+		abort();	/* the decoder makes only valid headers */
+	if (variant && pt_session_set_variant(s, variant))
+		abort();
+	for (unsigned i = 0; i < p->n; i++)
+		pt_session_event(s, &p->ev[i]);
+	pt_session_finish(s);
+	out->n = 0;
+	for (unsigned i = 0; i < pt_session_nviolations(s) && out->n < MAX_SIGS; i++) {
+		const struct pt_violation *v = pt_session_violation(s, i);
+		out->id[out->n] = v->id;
+		memcpy(out->sig[out->n], v->signature, sizeof(out->sig[0]));
+		out->n++;
+	}
+	out->hash = pt_session_hash(s);
+	pt_session_free(s);
+}
+
+static bool has_sig(const struct verdict *v, const char *sig)
+{
+	for (unsigned i = 0; i < v->n; i++)
+		if (!strcmp(v->sig[i], sig))
+			return true;
+	return false;
+}
+
+static void finding(const struct verdict *v, unsigned i, unsigned nops)
+{
+	/* one line, then abort(): both engines keep the input as a crash */
+	fprintf(stderr, "ptfuzz finding: I%u %s (variant %s, %u ops)\n", v->id[i], v->sig[i],
+		cfg.variant ? cfg.variant : "default", nops);
+	fflush(stderr);
+	abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct verdict a, b, def;
+	if (!cfg.ready)
+		configure();
+	pt_program_decode(data, size, &cfg.opts, &cfg.prog);
+	run(&cfg.prog, cfg.variant, &a);
+	if (cfg.check_twice) {
+		run(&cfg.prog, cfg.variant, &b);
+		if (a.n != b.n || a.hash != b.hash) {
+			fprintf(stderr, "ptfuzz finding: nondeterminism: %u/%u violations, state %#llx/%#llx\n", a.n,
+				b.n, (unsigned long long)a.hash, (unsigned long long)b.hash);
+			abort();
+		}
+	}
+	if (!a.n)
+		return 0;
+	bool ran_default = false;
+	for (unsigned i = 0; i < a.n; i++) {
+		if (cfg.expect && !(cfg.expect & (1u << a.id[i])))
+			continue;
+		if (cfg.variant) {
+			if (!ran_default) {
+				run(&cfg.prog, NULL, &def);
+				ran_default = true;
+			}
+			if (has_sig(&def, a.sig[i]))
+				continue;	/* the default shows it too: not the variant's bug */
+		}
+		finding(&a, i, cfg.prog.n);
+	}
+	return 0;
+}

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ops_mutator.c - structure-aware mutation of ops-level fuzz inputs
+ * (ops_mutator.h), and, in the libFuzzer build, the LLVMFuzzerCustomMutator /
+ * LLVMFuzzerCustomCrossOver hooks over it.
+ */
+#include "ops_mutator.h"
+
+#include <string.h>
+
+#include "program.h"
+
+#define MAX_RECORDS 512
+
+static const char *const names[PTM_COUNT] = {
+	"insert", "delete", "duplicate", "swap", "split", "retarget", "move-cpu", "schedule", "cpus", "tweak",
+};
+
+const char *ptm_name(enum ptm_kind k) { return k < PTM_COUNT ? names[k] : "?"; }
+
+static uint64_t next(uint64_t *s)
+{
+	/* xorshift64*: deterministic from the engine's seed */
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x ? x : 0x9e3779b97f4a7c15ull;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static size_t below(uint64_t *s, size_t n) { return n ? (size_t)(next(s) % n) : 0; }
+
+size_t ptm_records(const uint8_t *data, size_t size, size_t *off, size_t max)
+{
+	size_t n = 0;
+	for (size_t pos = 1; pos < size && n < max; pos += pt_program_record_len(data, size, pos))
+		off[n++] = pos;
+	return n;
+}
+
+static size_t rec_len(size_t size, const size_t *off, size_t n, size_t i)
+{
+	return (i + 1 < n ? off[i + 1] : size) - off[i];
+}
+
+/* The tags of program.c's record table: one per kind of record. */
+static const uint8_t tag_of_kind[] = {
+	0, 3, 5, 8, 10, 11, 14, 15, 17, 18, 19, 20, 21, 22, 24, 27, 28, 29,
+};
+#define TAG_SCHED 24
+#define TAG_MIGRATE 27
+#define NKINDS (sizeof(tag_of_kind) / sizeof(tag_of_kind[0]))
+
+static bool is_sched(uint8_t tag) { return tag != PT_PROG_LITERAL && tag % 32 >= 24 && tag % 32 <= 26; }
+
+/* Byte values that select boundaries in program.c's tables (offset_in, length_pick, user_addr). */
+static uint8_t boundary_byte(uint64_t *s)
+{
+	static const uint8_t b[] = { 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+	return b[below(s, sizeof(b))];
+}
+
+static size_t insert_at(uint8_t *data, size_t size, size_t max, size_t pos, const uint8_t *rec, size_t len)
+{
+	if (size + len > max)
+		return size;
+	memmove(data + pos + len, data + pos, size - pos);
+	memcpy(data + pos, rec, len);
+	return size + len;
+}
+
+static size_t delete_at(uint8_t *data, size_t size, size_t pos, size_t len)
+{
+	memmove(data + pos, data + pos + len, size - pos - len);
+	return size - len;
+}
+
+size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, enum ptm_kind *done)
+{
+	static size_t off[MAX_RECORDS];
+	uint8_t rec[256 + 2];
+	if (!*rng)
+		*rng = 1;
+	if (size == 0) {
+		if (!max_size)
+			return 0;
+		data[0] = (uint8_t)below(rng, 4);
+		size = 1;
+	}
+	size_t n = ptm_records(data, size, off, MAX_RECORDS);
+	enum ptm_kind k = (enum ptm_kind)below(rng, PTM_COUNT);
+	if (n == 0 && k != PTM_CPUS)
+		k = PTM_INSERT;
+	size_t i = below(rng, n), j = below(rng, n);
+	uint8_t *r = n ? data + off[i] : NULL;
+	size_t ri = n ? rec_len(size, off, n, i) : 0;
+	bool literal = r && r[0] == PT_PROG_LITERAL;
+	if (literal && (k == PTM_SPLIT || k == PTM_RETARGET || k == PTM_SCHEDULE || k == PTM_TWEAK))
+		k = PTM_DUPLICATE;	/* literals move as units; byte havoc reaches inside them */
+	switch (k) {
+	case PTM_INSERT: {
+		for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+			rec[b] = (uint8_t)next(rng);
+		rec[0] = tag_of_kind[below(rng, NKINDS)];
+		size_t pos = n ? (below(rng, n + 1) < n ? off[below(rng, n)] : size) : size;
+		size = insert_at(data, size, max_size, pos, rec, PT_PROG_RECORD);
+		break;
+	}
+	case PTM_DELETE:
+		size = delete_at(data, size, off[i], ri);
+		break;
+	case PTM_DUPLICATE:
+		memcpy(rec, r, ri);
+		size = insert_at(data, size, max_size, j < n ? off[j] : size, rec, ri);
+		break;
+	case PTM_SWAP: {
+		if (i == j)
+			break;
+		if (i > j) {
+			size_t t = i;
+			i = j;
+			j = t;
+		}
+		size_t li = rec_len(size, off, n, i), lj = rec_len(size, off, n, j);
+		size_t mid = off[j] - off[i] - li;
+		uint8_t ri_copy[258], rj_copy[258];
+		memcpy(ri_copy, data + off[i], li);
+		memcpy(rj_copy, data + off[j], lj);
+		memmove(data + off[i] + lj, data + off[i] + li, mid);
+		memcpy(data + off[i], rj_copy, lj);
+		memcpy(data + off[i] + lj + mid, ri_copy, li);
+		break;
+	}
+	case PTM_SPLIT:
+		/* the op twice, each over half: the first from the start, the second from the middle */
+		memcpy(rec, r, ri);
+		r[4] = 12;	/* length_pick: half of what is left */
+		rec[3] = 13;	/* offset_in: the middle */
+		rec[4] = 11;	/* to the end */
+		size = insert_at(data, size, max_size, off[i] + ri, rec, ri);
+		break;
+	case PTM_RETARGET:
+		r[2 + below(rng, 3)] = next(rng) & 1 ? boundary_byte(rng) : (uint8_t)(0x80 | below(rng, 32));
+		break;
+	case PTM_MOVE_CPU:
+		if (literal)
+			r[3] = (uint8_t)below(rng, PT_PROG_MAX_CPUS);	/* the literal's cpu byte */
+		else
+			r[1] = (uint8_t)(r[1] + 1 + below(rng, 3));
+		break;
+	case PTM_SCHEDULE: {
+		/* a sched record's window moves by one step, or a new slice / migration comes in */
+		size_t s = n;
+		for (size_t t = 0; t < n; t++)
+			if (is_sched(data[off[(i + t) % n]])) {
+				s = (i + t) % n;
+				break;
+			}
+		if (s < n && next(rng) & 1) {
+			uint8_t *q = data + off[s];
+			if (rec_len(size, off, n, s) >= 6) {
+				q[5] = (uint8_t)(q[5] + (next(rng) & 1 ? 1 : -1));
+				if (next(rng) & 1)
+					q[3] = (uint8_t)next(rng);	/* what the steps count */
+			}
+		} else {
+			for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+				rec[b] = (uint8_t)next(rng);
+			rec[0] = next(rng) % 4 ? TAG_SCHED : TAG_MIGRATE;
+			size = insert_at(data, size, max_size, off[i], rec, PT_PROG_RECORD);
+		}
+		break;
+	}
+	case PTM_CPUS:
+		data[0] = (uint8_t)((data[0] & ~3u) | below(rng, 4));
+		break;
+	case PTM_TWEAK:
+		if (ri > 1)
+			r[1 + below(rng, ri - 1)] ^= (uint8_t)(1u << below(rng, 8));
+		break;
+	default:
+		break;
+	}
+	if (done)
+		*done = k;
+	return size;
+}
+
+size_t ptm_crossover(const uint8_t *a, size_t asize, const uint8_t *b, size_t bsize, uint8_t *out,
+		     size_t max_size, uint64_t *rng)
+{
+	static size_t oa[MAX_RECORDS], ob[MAX_RECORDS];
+	if (!asize || !max_size)
+		return 0;
+	size_t na = ptm_records(a, asize, oa, MAX_RECORDS), nb = ptm_records(b, bsize, ob, MAX_RECORDS);
+	size_t cut_a = na ? oa[below(rng, na + 1) < na ? below(rng, na) : 0] : asize;
+	if (na && below(rng, 4) == 0)
+		cut_a = asize;
+	size_t cut_b = nb ? ob[below(rng, nb)] : bsize;
+	size_t len = cut_a < max_size ? cut_a : max_size;
+	memcpy(out, a, len);
+	size_t tail = bsize - cut_b;
+	if (len + tail > max_size)
+		tail = max_size - len;
+	memcpy(out + len, b + cut_b, tail);
+	return len + tail;
+}
+
+#ifdef PTFUZZ_LIBFUZZER_MUTATOR
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2, size_t size2,
+				 uint8_t *out, size_t max_out_size, unsigned int seed);
+
+/* Structure first; a quarter of the time libFuzzer's own byte mutations (CMP-guided values too). */
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull ^ seed;
+	if (rng % 4 == 0)
+		return LLVMFuzzerMutate(data, size, max_size);
+	unsigned rounds = 1 + (unsigned)((rng >> 8) % 3);
+	for (unsigned i = 0; i < rounds; i++)
+		size = ptm_mutate(data, size, max_size, &rng, NULL);
+	return size;
+}
+
+size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1, const uint8_t *data2, size_t size2,
+				 uint8_t *out, size_t max_out_size, unsigned int seed)
+{
+	uint64_t rng = 0x2545f4914f6cdd1dull ^ seed;
+	return ptm_crossover(data1, size1, data2, size2, out, max_out_size, &rng);
+}
+#endif

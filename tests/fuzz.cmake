@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# The ops-level fuzz input, its mutators and the ops_invariants harness.
+add_executable(test_program ${CMAKE_CURRENT_SOURCE_DIR}/test_program.c
+  ${PROJECT_SOURCE_DIR}/fuzzers/ops_mutator.c ${PROJECT_SOURCE_DIR}/fuzzers/afl_mutator.c)
+target_link_libraries(test_program PRIVATE ptprogram pttrace PkgConfig::CMOCKA)
+add_test(NAME fuzz_program
+         COMMAND test_program ${PROJECT_SOURCE_DIR}/corpus/mm ${PROJECT_SOURCE_DIR}/corpus/regressions/variants)
+
+# the default model is silent on every seed, the same twice (the regress driver checks both)
+add_test(NAME ops_invariants_regress
+         COMMAND ops_invariants_regress ${PROJECT_SOURCE_DIR}/corpus/fuzz/ops_invariants)
+# every variant reproducer, as a fuzz input, is a finding of its variant (differential
+# against the default) with an invariant the variant is caught by; its seed is up to date
+add_test(NAME ops_invariants_variants
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_variants.sh $<TARGET_FILE:ops_invariants_regress>
+                 $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR})

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * test_program.c - the ops-level fuzz input (fuzzers/program.h) and its
+ * mutators: any bytes decode to a valid program, deterministically; a decoded
+ * program encodes to an input that decodes to exactly it; every corpus trace
+ * the grammar holds goes trace -> input -> trace unchanged; mutations and the
+ * AFL++ trim move whole records.
+ *
+ * usage: test_program CORPUS_DIR...   (the traces for the round trip)
+ */
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cmocka.h>
+
+#include "ops_mutator.h"
+#include "program.h"
+#include "trace.h"
+
+int32_t afl_custom_init_trim(void *data, uint8_t *buf, size_t buf_size);
+size_t afl_custom_trim(void *data, uint8_t **out_buf);
+int32_t afl_custom_post_trim(void *data, uint8_t success);
+void *afl_custom_init(void *afl, unsigned int seed);
+void afl_custom_deinit(void *data);
+
+static char **dirs;
+static int ndirs;
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static size_t random_input(uint8_t *buf, size_t max, uint64_t *s)
+{
+	size_t n = rnd(s) % max;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = (uint8_t)rnd(s);
+	/* some literal-looking records too */
+	if (n > 8 && rnd(s) % 4 == 0)
+		buf[1 + rnd(s) % (n - 1)] = PT_PROG_LITERAL;
+	return n;
+}
+
+static bool same_events(const struct pt_event *a, const struct pt_event *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct pt_event x = a[i], y = b[i];
+		x.text = y.text = NULL;
+		if (memcmp(&x, &y, sizeof(x)))
+			return false;
+	}
+	return true;
+}
+
+/* What a valid program is: events of the schema, threads with fresh tids above the CPUs,
+ * sched / migrate naming threads that exist. */
+static void assert_valid(const struct pt_program *p, unsigned max_ops)
+{
+	uint32_t tids[8];
+	unsigned nt = 0;
+	assert_in_range(p->h.cpus, 1, PT_PROG_MAX_CPUS);
+	assert_true(p->n <= max_ops);
+	for (unsigned i = 0; i < p->n; i++) {
+		const struct pt_event *e = &p->ev[i];
+		assert_true(pt_event_valid(e, p->h.cpus));
+		if (e->kind == PT_EV_THREAD) {
+			assert_true(e->tid >= p->h.cpus);
+			for (unsigned j = 0; j < nt; j++)
+				assert_int_not_equal(tids[j], e->tid);
+			assert_true(nt < 8);
+			tids[nt++] = e->tid;
+		}
+		if (e->kind == PT_EV_SCHED || e->kind == PT_EV_MIGRATE) {
+			bool known = false;
+			for (unsigned j = 0; j < nt; j++)
+				known |= tids[j] == e->tid;
+			assert_true(known);
+		}
+		if (e->kind == PT_EV_MIGRATE)
+			assert_true(e->len < p->h.cpus);
+		if (e->kind == PT_EV_TOUCH)
+			assert_true(e->len <= PT_PROG_MAX_TOUCH);
+		if (e->kind == PT_EV_MMAP || e->kind == PT_EV_MREMAP)
+			assert_true(e->len <= PT_PROG_MAX_LEN && e->len2 <= PT_PROG_MAX_LEN);
+	}
+}
+
+static void test_any_bytes_decode_to_a_valid_program(void **state)
+{
+	(void)state;
+	static uint8_t buf[2048];
+	struct pt_program p, q;
+	uint64_t s = 0x1234567;
+	pt_program_init(&p);
+	pt_program_init(&q);
+	unsigned nonempty = 0;
+	for (int it = 0; it < 20000; it++) {
+		size_t n = random_input(buf, sizeof(buf), &s);
+		pt_program_decode(buf, n, NULL, &p);
+		assert_valid(&p, PT_PROG_MAX_OPS);
+		nonempty += p.n > 0;
+		/* deterministic */
+		pt_program_decode(buf, n, NULL, &q);
+		assert_int_equal(p.n, q.n);
+		assert_true(same_events(p.ev, q.ev, p.n));
+	}
+	assert_true(nonempty > 19000);	/* the grammar is dense: random bytes are programs */
+	pt_program_free(&p);
+	pt_program_free(&q);
+}
+
+static void test_max_ops_bounds_the_program(void **state)
+{
+	(void)state;
+	static uint8_t buf[4096];
+	struct pt_program p;
+	pt_program_init(&p);
+	memset(buf, 11, sizeof(buf));	/* every record a touch (tag 11) */
+	buf[0] = 3;
+	pt_program_decode(buf, sizeof(buf), &(struct pt_program_opts){ .max_ops = 8 }, &p);
+	assert_true(p.n <= 8);
+	pt_program_decode(buf, sizeof(buf), NULL, &p);
+	assert_true(p.n > 8 && p.n <= PT_PROG_MAX_OPS);
+	pt_program_free(&p);
+}
+
+static void test_decode_encode_decode_is_stable(void **state)
+{
+	(void)state;
+	static uint8_t buf[2048];
+	struct pt_program p, q;
+	uint64_t s = 0xfeedbeef;
+	char why[256];
+	pt_program_init(&p);
+	pt_program_init(&q);
+	for (int it = 0; it < 5000; it++) {
+		size_t n = random_input(buf, sizeof(buf), &s), m;
+		struct pt_program_opts o = { .allow_contract = it % 3 == 0 };
+		pt_program_decode(buf, n, &o, &p);
+		unsigned dropped = 99;
+		uint8_t *enc = pt_program_encode(&p.h, p.ev, p.n, &m, &dropped, why, sizeof(why));
+		assert_non_null(enc);
+		o.max_ops = p.n + 1;
+		pt_program_decode(enc, m, &o, &q);
+		assert_int_equal(q.dropped, 0);
+		assert_int_equal(p.h.cpus, q.h.cpus);
+		assert_int_equal(p.n, q.n);
+		assert_true(same_events(p.ev, q.ev, p.n));
+		free(enc);
+	}
+	pt_program_free(&p);
+	pt_program_free(&q);
+}
+
+static void test_contracts_are_kept_unless_allowed(void **state)
+{
+	(void)state;
+	static uint8_t buf[2048];
+	struct pt_program p;
+	uint64_t s = 77;
+	unsigned cut = 0;
+	pt_program_init(&p);
+	for (int it = 0; it < 5000; it++) {
+		size_t n = random_input(buf, sizeof(buf), &s);
+		for (int allow = 0; allow < 2; allow++) {
+			pt_program_decode(buf, n, &(struct pt_program_opts){ .allow_contract = allow }, &p);
+			/* a vunmap names a whole area the program vmapped, unless contract breaks are allowed */
+			for (unsigned i = 0; i < p.n; i++) {
+				if (p.ev[i].kind != PT_EV_VUNMAP)
+					continue;
+				bool whole = false;
+				for (unsigned j = 0; j < i; j++)
+					whole |= (p.ev[j].kind == PT_EV_VMAP ||
+						  (p.ev[j].kind == PT_EV_IRQ && p.ev[j].op == PT_OP_VMAP)) &&
+						 p.ev[j].va == p.ev[i].va && p.ev[j].len == p.ev[i].len;
+				if (!allow)
+					assert_true(whole);
+				cut += allow && !whole;
+			}
+		}
+	}
+	assert_true(cut > 0);	/* and allow_contract does reach the cut vunmaps */
+	pt_program_free(&p);
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && !strcmp(s + n - m, suf);
+}
+
+static unsigned roundtrip_file(const char *path, unsigned *kept)
+{
+	struct pt_error err = { 0 };
+	struct pt_reader *r = pt_reader_open(path, &err);
+	assert_non_null(r);
+	struct pt_header h = *pt_reader_header(r);
+	struct pt_event ev, *evs = NULL;
+	unsigned n = 0, cap = 0;
+	bool ops_only = true;
+	int rc;
+	while ((rc = pt_reader_next(r, &ev, &err)) > 0) {
+		if (ev.kind == PT_EV_COMMENT)
+			continue;
+		const struct pt_kind_schema *sc = pt_kind_schema(ev.kind);
+		ops_only &= sc->ops_level || ev.kind == PT_EV_ACCESS || ev.kind == PT_EV_MIGRATE;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			evs = realloc(evs, cap * sizeof(*evs));
+			assert_non_null(evs);
+		}
+		evs[n++] = ev;
+	}
+	assert_int_equal(rc, 0);
+	pt_reader_close(r);
+	if (!ops_only || h.cpus > PT_PROG_MAX_CPUS) {
+		free(evs);
+		return 0;	/* not a program of the fuzz grammar */
+	}
+	char why[256];
+	size_t m;
+	unsigned dropped = 0;
+	uint8_t *enc = pt_program_encode(&h, evs, n, &m, &dropped, why, sizeof(why));
+	assert_non_null(enc);
+	struct pt_program p;
+	pt_program_init(&p);
+	pt_program_decode(enc, m, &(struct pt_program_opts){ .max_ops = n + 1 }, &p);
+	assert_int_equal(p.dropped, dropped);
+	if (dropped)
+		print_message("  %s: %u events outside the grammar\n", path, dropped);
+	if (!dropped) {
+		/* the whole trace is a program: it comes back exactly */
+		if (p.n != n || !same_events(p.ev, evs, n))
+			fail_msg("%s: trace -> fuzz input -> trace changed the events", path);
+		(*kept)++;
+	}
+	pt_program_free(&p);
+	free(enc);
+	free(evs);
+	return 1;
+}
+
+static unsigned roundtrip_dir(const char *dir, unsigned *kept)
+{
+	DIR *d = opendir(dir);
+	assert_non_null(d);
+	struct dirent *e;
+	unsigned n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode))
+			n += roundtrip_dir(path, kept);
+		else if (ends_with(path, ".ptt"))
+			n += roundtrip_file(path, kept);
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_corpus_traces_roundtrip_through_fuzz_inputs(void **state)
+{
+	(void)state;
+	unsigned n = 0, kept = 0;
+	for (int i = 0; i < ndirs; i++)
+		n += roundtrip_dir(dirs[i], &kept);
+	print_message("%u ops-level traces, %u of them whole programs of the grammar\n", n, kept);
+	assert_true(n >= 50);
+	assert_true(kept * 10 >= n * 8);	/* most corpus traces are programs the fuzzer can reach */
+}
+
+static void test_mutations_keep_whole_records(void **state)
+{
+	(void)state;
+	static uint8_t buf[4096], cp[4096];
+	static size_t off[1024];
+	uint64_t s = 0xabcdef, rng = 42;
+	unsigned by_kind[PTM_COUNT] = { 0 };
+	for (int it = 0; it < 20000; it++) {
+		size_t n = random_input(buf, 600, &s);
+		/* only biased records: then every record is 8 bytes, and a whole-record mutation keeps it so */
+		for (size_t i = 1; i < n; i++)
+			if (buf[i] == PT_PROG_LITERAL)
+				buf[i] = 0;
+		n = n > 1 ? 1 + (n - 1) / PT_PROG_RECORD * PT_PROG_RECORD : n;
+		memcpy(cp, buf, n);
+		enum ptm_kind k;
+		size_t m = ptm_mutate(buf, n, sizeof(buf), &rng, &k);
+		assert_true(m <= sizeof(buf));
+		by_kind[k]++;
+		size_t nr = ptm_records(buf, m, off, 1024);
+		if (m > 1)
+			assert_int_equal((m - 1) % PT_PROG_RECORD, 0);
+		if (k == PTM_DELETE && n > 1)
+			assert_int_equal(nr, (n - 1) / PT_PROG_RECORD - 1);
+		if ((k == PTM_DUPLICATE || k == PTM_INSERT) && n > 1 && m != n)
+			assert_int_equal(nr, (n - 1) / PT_PROG_RECORD + 1);
+		if (k == PTM_SWAP || k == PTM_RETARGET || k == PTM_MOVE_CPU || k == PTM_TWEAK)
+			assert_int_equal(m, n);
+	}
+	for (unsigned k = 0; k < PTM_COUNT; k++)
+		assert_true(by_kind[k] > 0);
+	/* crossover: a prefix of records of one, a suffix of the other */
+	uint64_t r2 = 9;
+	for (int it = 0; it < 2000; it++) {
+		size_t a = 1 + PT_PROG_RECORD * (rnd(&s) % 20), b = 1 + PT_PROG_RECORD * (rnd(&s) % 20);
+		memset(buf, 1, a);
+		memset(cp, 2, b);
+		uint8_t out[4096];
+		size_t m = ptm_crossover(buf, a, cp, b, out, sizeof(out), &r2);
+		assert_true(m >= 1 && m <= a + b);
+		assert_int_equal((m - 1) % PT_PROG_RECORD, 0);
+	}
+}
+
+static void test_afl_trim_removes_whole_records(void **state)
+{
+	(void)state;
+	uint8_t in[1 + 5 * PT_PROG_RECORD];
+	for (size_t i = 0; i < sizeof(in); i++)
+		in[i] = (uint8_t)(i / PT_PROG_RECORD);
+	void *m = afl_custom_init(NULL, 1);
+	assert_non_null(m);
+	assert_int_equal(afl_custom_init_trim(m, in, sizeof(in)), 5);
+	uint8_t *out;
+	/* keep records 0 and 2; the others can go */
+	int32_t step = 0;
+	for (int guard = 0; guard < 20 && step < 5; guard++) {
+		size_t n = afl_custom_trim(m, &out);
+		assert_int_equal((n - 1) % PT_PROG_RECORD, 0);
+		bool keeps_0_2 = false;
+		for (size_t a = 1; a + PT_PROG_RECORD <= n; a += PT_PROG_RECORD)
+			for (size_t b = a + PT_PROG_RECORD; b + PT_PROG_RECORD <= n; b += PT_PROG_RECORD)
+				keeps_0_2 |= out[a] == 0 && out[b] == 2;
+		step = afl_custom_post_trim(m, keeps_0_2);
+		assert_true(step >= 0);
+	}
+	size_t n = afl_custom_trim(m, &out);
+	assert_int_equal(n, 1 + 2 * PT_PROG_RECORD);
+	assert_int_equal(out[1], 0);
+	assert_int_equal(out[1 + PT_PROG_RECORD], 2);
+	afl_custom_deinit(m);
+}
+
+int main(int argc, char **argv)
+{
+	dirs = argv + 1;
+	ndirs = argc - 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_any_bytes_decode_to_a_valid_program),
+		cmocka_unit_test(test_max_ops_bounds_the_program),
+		cmocka_unit_test(test_decode_encode_decode_is_stable),
+		cmocka_unit_test(test_contracts_are_kept_unless_allowed),
+		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
+		cmocka_unit_test(test_mutations_keep_whole_records),
+		cmocka_unit_test(test_afl_trim_removes_whole_records),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
