@@ -19,3 +19,9 @@ foreach(dir ${mm_corpus_dirs})
   endif()
 endforeach()
 add_test(NAME engine_layering COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/layering.sh ${PROJECT_SOURCE_DIR})
+
+# pt_session_reset(): every trace replays after a reset exactly as in a fresh session
+add_executable(test_session_reset ${CMAKE_CURRENT_SOURCE_DIR}/test_session_reset.c)
+target_link_libraries(test_session_reset PRIVATE ptreplay pttrace PkgConfig::CMOCKA)
+add_test(NAME session_reset_is_fresh
+         COMMAND test_session_reset ${PROJECT_SOURCE_DIR}/corpus ${PROJECT_SOURCE_DIR}/traces/examples)

@@ -32,6 +32,18 @@ void hmap_clear(struct hmap *h)
 	h->count = 0;
 }
 
+void hmap_reset(struct hmap *h, unsigned log2cap)
+{
+	if (h->mask + 1 != 1ull << log2cap) {
+		/* grown: back to the size a new map has, so that probe orders (and so the order of a
+		 * key's values) are those of a fresh map */
+		free(h->slot);
+		alloc_slots(h, 1ull << log2cap);
+	} else if (h->count) {
+		hmap_clear(h);
+	}
+}
+
 static void put(struct hmap *h, uint64_t key, uint64_t val)
 {
 	uint64_t i = hmap_mix(key) & h->mask;

@@ -24,6 +24,11 @@ struct pt_table {
 	uint16_t npending[PT_PTRS];	/* stores to the entry still in some CPU's store buffer */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
+	/* bit i: entry i was stored to since the table was last cleared.  Every value in the
+	 * arrays above starts as a store (pt_write, pt_zero), so the clear bits are entries still
+	 * zero everywhere, and re-using a table from the pool clears only what its last use
+	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
+	uint64_t dirty[PT_PTRS / 64];
 };
 
 struct pend_store {
@@ -70,11 +75,22 @@ struct cpu {
 	uint32_t ndrain;
 };
 
+#define FCHUNK_SHIFT 9
+#define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
+#define NO_CHUNK UINT32_MAX
+
+struct frame_chunk {
+	uint64_t key;			/* pfn >> FCHUNK_SHIFT */
+	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none */
+};
+
 struct lock_rule {
 	uint32_t root;
 	uint8_t cls;
 	uint64_t key;
 };
+
+#define ASID_CHUNK 256u
 
 struct pt_machine {
 	unsigned ncpus;
@@ -82,7 +98,14 @@ struct pt_machine {
 	struct cpu cpu[PT_MAX_CPUS];
 
 	VEC(struct pt_frame) frames;
-	struct hmap frame_by_pfn;	/* pfn -> frame index */
+	/* pfn -> frame index: a directory of 2 MiB chunks of physical memory, each a direct
+	 * array.  Allocators hand out pages (the model's own bump allocator, a real kernel's
+	 * buddy) in runs, so a walk or a fault finds its frames in one or two chunks, by index
+	 * rather than by hashing every page. */
+	VEC(struct frame_chunk *) chunks;	/* in use, by index */
+	VEC(struct frame_chunk *) chunk_pool;	/* free, for re-use after a reset */
+	struct hmap chunk_by_key;	/* pfn >> FCHUNK_SHIFT -> index in chunks */
+	uint32_t last_chunk;		/* index of the chunk found last, UINT32_MAX if none (a cache) */
 	VEC(struct pt_table *) table_pool;
 
 	VEC(struct pt_pos) pos;		/* slab; free slots have in_use = 0 */
@@ -94,7 +117,9 @@ struct pt_machine {
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
 	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
 
-	uint32_t *asid_root;		/* 65536 entries: root frame per ASID */
+	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
+	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
+	uint32_t *asid_root[65536 / ASID_CHUNK];
 	uint32_t kernel_root;
 
 	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
@@ -120,6 +145,23 @@ struct pt_machine {
 
 #define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
 
+static inline uint32_t asid_root(const struct pt_machine *m, uint16_t asid)
+{
+	const uint32_t *c = m->asid_root[asid / ASID_CHUNK];
+	return c ? c[asid % ASID_CHUNK] : PT_NO_FRAME;
+}
+
+static uint32_t *asid_root_slot(struct pt_machine *m, uint16_t asid)
+{
+	uint32_t **c = &m->asid_root[asid / ASID_CHUNK];
+	if (!*c) {
+		if (!(*c = malloc(ASID_CHUNK * sizeof(**c))))
+			abort();
+		memset(*c, 0xff, ASID_CHUNK * sizeof(**c));	/* PT_NO_FRAME */
+	}
+	return &(*c)[asid % ASID_CHUNK];
+}
+
 static inline uint64_t va_key(uint64_t va, unsigned level)
 {
 	return (va & ~(pt_level_size(level) - 1)) | 0x800 | level;
@@ -127,32 +169,76 @@ static inline uint64_t va_key(uint64_t va, unsigned level)
 
 /* ---- frames ---- */
 
+/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
+static struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
+{
+	uint64_t key = pfn >> FCHUNK_SHIFT;
+	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
+		return m->chunks.v[m->last_chunk];
+	uint64_t ci = hmap_get(&m->chunk_by_key, key, HMAP_EMPTY);
+	if (ci == HMAP_EMPTY)
+		return NULL;
+	((struct pt_machine *)m)->last_chunk = (uint32_t)ci;
+	return m->chunks.v[ci];
+}
+
+static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+{
+	struct frame_chunk *c = chunk_find(m, pfn);
+	if (c)
+		return c;
+	if (m->chunk_pool.n)
+		c = m->chunk_pool.v[--m->chunk_pool.n];
+	else if (!(c = malloc(sizeof(*c))))
+		abort();
+	c->key = pfn >> FCHUNK_SHIFT;
+	memset(c->idx, 0xff, sizeof(c->idx));	/* PT_NO_FRAME */
+	VEC_PUSH(m->chunks, c);
+	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
+	m->last_chunk = m->chunks.n - 1;
+	return c;
+}
+
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
 	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pfn)
 		return m->last_frame;	/* the same table again: the common case */
-	uint64_t idx = hmap_get(&m->frame_by_pfn, pfn, HMAP_EMPTY);
-	if (idx != HMAP_EMPTY) {
-		m->last_frame = (uint32_t)idx;
-		return (uint32_t)idx;
+	struct frame_chunk *c = create ? chunk_get(m, pfn) : chunk_find(m, pfn);
+	if (!c)
+		return PT_NO_FRAME;
+	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
+	if (*slot != PT_NO_FRAME) {
+		m->last_frame = *slot;
+		return *slot;
 	}
 	if (!create)
 		return PT_NO_FRAME;
 	struct pt_frame f = { .pfn = pfn };
 	VEC_PUSH(m->frames, f);
-	hmap_insert(&m->frame_by_pfn, pfn, m->frames.n - 1);
+	*slot = m->frames.n - 1;
 	return m->frames.n - 1;
 }
 
 static struct pt_table *table_new(struct pt_machine *m)
 {
 	struct pt_table *t;
-	if (m->table_pool.n)
+	if (m->table_pool.n) {
 		t = m->table_pool.v[--m->table_pool.n];
-	else if (!(t = malloc(sizeof(*t))))
-		abort();
-	memset(t, 0, sizeof(*t));
+		for (unsigned w = 0; w < PT_PTRS / 64; w++) {
+			for (uint64_t b = t->dirty[w]; b; b &= b - 1) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				t->latest[i] = t->visible[i] = t->vis_sseq[i] = 0;
+				t->npending[i] = 0;
+			}
+			t->dirty[w] = 0;
+		}
+		t->cont_groups = 0;
+	} else {
+		if (!(t = malloc(sizeof(*t))))
+			abort();
+		memset(t, 0, sizeof(*t));
+	}
 	t->first_pos = NO_POS;
 	return t;
 }
@@ -818,7 +904,8 @@ static void drop_asid(struct pt_machine *m, uint16_t asid)
 	for (uint32_t p = 0; p < m->pos.n; p++)
 		if (m->pos.v[p].in_use && !m->pos.v[p].global && m->pos.v[p].asid == asid)
 			pos_unlink(m, p);
-	m->asid_root[asid] = PT_NO_FRAME;
+	if (asid_root(m, asid) != PT_NO_FRAME)
+		*asid_root_slot(m, asid) = PT_NO_FRAME;
 }
 
 /* ---- frames allocation ---- */
@@ -915,6 +1002,7 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	OBS(m, pt_store, f, idx, old, ev->val);
 	struct pt_table *t = m->frames.v[f].tbl;
 	t->latest[idx] = ev->val;
+	t->dirty[idx / 64] |= 1ull << (idx % 64);
 	if ((old | ev->val) & PT_DESC_CONT) {
 		unsigned g = idx / PT_CONT_PTES;
 		bool any = false;
@@ -1021,31 +1109,100 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 
 /* ---- the event loop ---- */
 
+/* initial sizes (log2) of the indexes; pt_machine_reset() returns them to these */
+#define LOG2_CHUNKS 6
+#define LOG2_FACTS 8
+#define LOG2_RMAP 10
+#define LOG2_LOCKS 6
+#define LOG2_PARKED 4
+
+bool pt_machine_supports(const struct pt_header *h)
+{
+	return h->granule == 4096 && h->va_bits == 48 && h->cpus != 0 && h->cpus <= PT_MAX_CPUS;
+}
+
+static void set_cpus(struct pt_machine *m, unsigned ncpus)
+{
+	m->ncpus = ncpus;
+	m->allmask = ncpus == 64 ? UINT64_MAX : (1ull << ncpus) - 1;
+	for (unsigned i = 0; i < m->ncpus; i++)
+		m->cpu[i].tid = i;
+}
+
 struct pt_machine *pt_machine_new(const struct pt_header *h)
 {
-	if (h->granule != 4096 || h->va_bits != 48 || h->cpus == 0 || h->cpus > PT_MAX_CPUS)
+	if (!pt_machine_supports(h))
 		return NULL;
 	struct pt_machine *m = calloc(1, sizeof(*m));
 	if (!m)
 		abort();
-	m->ncpus = h->cpus;
-	m->allmask = h->cpus == 64 ? UINT64_MAX : (1ull << h->cpus) - 1;
-	for (unsigned i = 0; i < m->ncpus; i++)
-		m->cpu[i].tid = i;
-	hmap_init(&m->frame_by_pfn, 10);
-	hmap_init(&m->facts_by_va, 8);
-	hmap_init(&m->facts_by_oa, 8);
-	hmap_init(&m->rmap, 10);
-	hmap_init(&m->locks, 6);
-	hmap_init(&m->releases, 6);
-	hmap_init(&m->parked, 4);
-	m->asid_root = malloc(65536 * sizeof(uint32_t));
-	if (!m->asid_root)
-		abort();
-	memset(m->asid_root, 0xff, 65536 * sizeof(uint32_t));
+	set_cpus(m, h->cpus);
+	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
+	m->last_chunk = NO_CHUNK;
+	hmap_init(&m->facts_by_va, LOG2_FACTS);
+	hmap_init(&m->facts_by_oa, LOG2_FACTS);
+	hmap_init(&m->rmap, LOG2_RMAP);
+	hmap_init(&m->locks, LOG2_LOCKS);
+	hmap_init(&m->releases, LOG2_LOCKS);
+	hmap_init(&m->parked, LOG2_PARKED);
 	m->kernel_root = PT_NO_FRAME;
 	m->last_frame = PT_NO_FRAME;
 	return m;
+}
+
+int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
+{
+	if (!pt_machine_supports(h))
+		return -1;
+	/* only CPUs below ncpus ever ran an event (pt_machine_event() asserts it) */
+	for (unsigned i = 0; i < m->ncpus; i++) {
+		struct cpu *c = &m->cpu[i];
+		c->stores.n = c->tlbis.n = c->zeroes.n = 0;
+		c->asid = 0;
+		c->tid = 0;
+		memset(&c->op, 0, sizeof(c->op));
+		c->irq_saved.n = 0;
+		c->irq_depth = 0;
+		/* entries past ndrain were never written: zero, as calloc() left them */
+		memset(c->drain, 0, c->ndrain * sizeof(c->drain[0]));
+		c->ndrain = 0;
+	}
+	set_cpus(m, h->cpus);
+	/* tables go back to the pool (table_new() clears them when they are used again) */
+	for (uint32_t i = 0; i < m->frames.n; i++)
+		if (m->frames.v[i].tbl)
+			VEC_PUSH(m->table_pool, m->frames.v[i].tbl);
+	m->frames.n = 0;
+	for (uint32_t i = 0; i < m->chunks.n; i++)
+		VEC_PUSH(m->chunk_pool, m->chunks.v[i]);
+	m->chunks.n = 0;
+	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
+	m->last_chunk = NO_CHUNK;
+	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
+	m->facts.n = 0;
+	hmap_reset(&m->facts_by_va, LOG2_FACTS);
+	hmap_reset(&m->facts_by_oa, LOG2_FACTS);
+	hmap_reset(&m->rmap, LOG2_RMAP);
+	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
+		if (m->asid_root[i])
+			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
+	m->kernel_root = PT_NO_FRAME;
+	hmap_reset(&m->locks, LOG2_LOCKS);
+	hmap_reset(&m->releases, LOG2_LOCKS);
+	hmap_reset(&m->parked, LOG2_PARKED);
+	m->parked_ops.n = 0;
+	m->last_cpu = 0;
+	m->last_frame = PT_NO_FRAME;
+	m->rules.n = 0;
+	m->locks_recorded = false;
+	m->seq = m->sseq = 0;
+	m->applying = NULL;
+	m->event_index = 0;
+	m->cur = NULL;
+	m->next_op_id = 0;
+	m->next_page_id = 0;
+	/* the observer stays: the checkers attached to m are reset with it */
+	return 0;
 }
 
 void pt_machine_free(struct pt_machine *m)
@@ -1069,8 +1226,15 @@ void pt_machine_free(struct pt_machine *m)
 	free(m->stale_pos.v);
 	free(m->facts.v);
 	free(m->rules.v);
-	free(m->asid_root);
-	hmap_destroy(&m->frame_by_pfn);
+	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
+		free(m->asid_root[i]);
+	for (uint32_t i = 0; i < m->chunks.n; i++)
+		free(m->chunks.v[i]);
+	for (uint32_t i = 0; i < m->chunk_pool.n; i++)
+		free(m->chunk_pool.v[i]);
+	free(m->chunks.v);
+	free(m->chunk_pool.v);
+	hmap_destroy(&m->chunk_by_key);
 	hmap_destroy(&m->facts_by_va);
 	hmap_destroy(&m->facts_by_oa);
 	hmap_destroy(&m->rmap);
@@ -1112,7 +1276,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_TTBR0: {
 		c->asid = ev->asid;
 		uint32_t f = frame_get(m, ev->pa, true);
-		set_root(m, &m->asid_root[ev->asid], f, false, ev->asid, ev->cpu);
+		set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
 		break;
 	}
 	case PT_EV_TTBR1: set_root(m, &m->kernel_root, frame_get(m, ev->pa, true), true, 0, ev->cpu); break;
@@ -1221,8 +1385,9 @@ uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
 	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pa >> PT_PAGE_SHIFT)
 		return m->last_frame;
-	uint64_t idx = hmap_get(&m->frame_by_pfn, pa >> PT_PAGE_SHIFT, HMAP_EMPTY);
-	return idx == HMAP_EMPTY ? PT_NO_FRAME : (uint32_t)idx;
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	const struct frame_chunk *c = chunk_find(m, pfn);
+	return c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
 }
 
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
@@ -1254,7 +1419,7 @@ const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i
 
 uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
 {
-	return kernel ? m->kernel_root : m->asid_root[asid];
+	return kernel ? m->kernel_root : asid_root(m, asid);
 }
 
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }
@@ -1295,7 +1460,7 @@ uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 	uint32_t p = pt_machine_first_pos(m, f);
 	for (; p != UINT32_MAX; p = m->pos.v[p].next) {
 		const struct pt_pos *pp = &m->pos.v[p];
-		uint32_t r = pp->global ? m->kernel_root : m->asid_root[pp->asid];
+		uint32_t r = pp->global ? m->kernel_root : asid_root(m, pp->asid);
 		if (r != PT_NO_FRAME)
 			return r;
 	}
@@ -1305,7 +1470,7 @@ uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va, bool visible,
 	     struct pt_walk_result *res)
 {
-	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
 	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
 	memset(res, 0, sizeof(*res));
 	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
@@ -1363,7 +1528,7 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned leve
 void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
 		   pt_leaf_fn fn, void *ctx)
 {
-	uint32_t f = kernel ? m->kernel_root : m->asid_root[asid];
+	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
 	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
 	if (f == PT_NO_FRAME || end <= start)
 		return;

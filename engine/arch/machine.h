@@ -174,6 +174,14 @@ struct pt_observer {
 /*! pt_machine_new() : a machine for header h (granule 4K, 48-bit VA, h->cpus CPUs); NULL if unsupported. */
 struct pt_machine *pt_machine_new(const struct pt_header *h);
 void pt_machine_free(struct pt_machine *m);
+/*! pt_machine_supports() : can a machine run traces with header h (granule 4K, 48-bit VA, 1..64 CPUs)? */
+bool pt_machine_supports(const struct pt_header *h);
+/*!
+ * pt_machine_reset() : back to the state of pt_machine_new(h), keeping allocations (frames,
+ * tables, indexes); the cost is what the previous run touched.  The observer is kept.
+ * @return : 0, or -1 if h is unusable (m is then unchanged).
+ */
+int pt_machine_reset(struct pt_machine *m, const struct pt_header *h);
 void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs, void *ctx);
 /*!
  * pt_machine_event() : apply one arch-level event.  ops-level kinds are not

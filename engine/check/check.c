@@ -117,7 +117,10 @@ struct pt_checker {
 	const char *site;
 	struct kmap kmaps[MAX_KMAPS];
 	unsigned nkmaps;
-	struct cpu_state cpu[PT_MAX_CPUS];
+	/* one per CPU of the machine, not PT_MAX_CPUS: a state is ~26 KiB, and a fuzzer's
+	 * session is created (or reset) for every exec */
+	struct cpu_state *cpu;
+	unsigned ncpu, capcpu;
 };
 
 /* ---- reporting ---- */
@@ -1162,20 +1165,53 @@ static const struct pt_observer checker_observer = {
 	.step = on_step,
 };
 
+/* The per-CPU states of a machine with ncpus CPUs, as calloc() leaves them. */
+static void cpus_reset(struct pt_checker *c, unsigned ncpus)
+{
+	if (ncpus > c->capcpu) {
+		free(c->cpu);
+		c->cpu = malloc(ncpus * sizeof(*c->cpu));
+		if (!c->cpu)
+			abort();
+		c->capcpu = ncpus;
+		c->ncpu = ncpus;
+	}
+	/* the arrays are read only below their counts: the scalars are the whole state */
+	for (unsigned i = 0; i < c->ncpu || i < ncpus; i++) {
+		struct cpu_state *cs = &c->cpu[i];
+		cs->kinv_isb_event = 0;
+		cs->ngroups = 0;
+		cs->nsnap = 0;
+		cs->hang_op = 0;
+	}
+	c->ncpu = ncpus;
+}
+
 struct pt_checker *pt_checker_new(struct pt_machine *m)
 {
 	struct pt_checker *c = calloc(1, sizeof(*c));
 	if (!c)
 		abort();
 	c->m = m;
+	cpus_reset(c, pt_machine_cpus(m));
 	pt_machine_set_observer(m, &checker_observer, c);
 	return c;
+}
+
+void pt_checker_reset(struct pt_checker *c)
+{
+	c->n = 0;
+	c->site = NULL;
+	c->nkmaps = 0;
+	cpus_reset(c, pt_machine_cpus(c->m));
+	pt_machine_set_observer(c->m, &checker_observer, c);
 }
 
 void pt_checker_free(struct pt_checker *c)
 {
 	if (!c)
 		return;
+	free(c->cpu);
 	free(c->v);
 	free(c);
 }

@@ -18,6 +18,8 @@ struct pt_checker;
 /*! pt_checker_new() : checkers attached to m (installs itself as m's observer). */
 struct pt_checker *pt_checker_new(struct pt_machine *m);
 void pt_checker_free(struct pt_checker *c);
+/*! pt_checker_reset() : back to the state of pt_checker_new() on the (reset) machine, keeping allocations. */
+void pt_checker_reset(struct pt_checker *c);
 unsigned pt_checker_count(const struct pt_checker *c);
 const struct pt_violation *pt_checker_get(const struct pt_checker *c, unsigned i);
 struct pt_violation *pt_checker_get_mut(struct pt_checker *c, unsigned i);

@@ -540,6 +540,8 @@ void __flush_tlb_kernel_pgtable(struct mm_model *mm, struct mm_thread *t, uint64
 
 /* ---- address spaces ---- */
 
+#define LOG2_DEPOSIT 6
+
 struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t)
 {
 	struct mm_space *k = &mm->kernel;
@@ -575,18 +577,23 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 			mm_switch_to(mm, t, mm->space[i]);
 			return mm->space[i];
 		}
-	struct mm_space *s = calloc(1, sizeof(*s));
-	if (!s)
-		abort();
+	struct mm_space *s;
+	if (mm->nspace < mm->capspace) {
+		s = mm->space[mm->nspace];	/* kept by mm_model_reset(), already empty */
+	} else {
+		if (!(s = calloc(1, sizeof(*s))))
+			abort();
+		ref_map_init(&s->ref);
+		mm->space = realloc(mm->space, (mm->capspace + 1) * sizeof(*mm->space));
+		if (!mm->space)
+			abort();
+		mm->space[mm->capspace++] = s;
+	}
+	mm->nspace++;
 	s->asid = asid;
-	hmap_init(&s->ref, 10);
 	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it */
 	s->pgd = mm_alloc_table(mm, t, 0);
 	mm_dsb(mm, t, PT_BAR_ISHST);
-	mm->space = realloc(mm->space, (mm->nspace + 1) * sizeof(*mm->space));
-	if (!mm->space)
-		abort();
-	mm->space[mm->nspace++] = s;
 	mm_switch_to(mm, t, s);
 	return s;
 }
@@ -680,15 +687,10 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end)
 
 /* ---- the model ---- */
 
-struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)
+/* What mm_model_new() and mm_model_reset() both set: the machine's CPUs and the allocator. */
+static void model_init(struct mm_model *mm)
 {
-	struct mm_model *mm = calloc(1, sizeof(*mm));
-	if (!mm)
-		abort();
-	mm->m = m;
-	mm->c = c;
-	mm->sink = *sink;
-	mm->ncpus = pt_machine_cpus(m);
+	mm->ncpus = pt_machine_cpus(mm->m);
 	mm->nnodes = 2;
 	for (unsigned n = 0; n < 8; n++)
 		mm->bump[n] = PHYS_BASE + ((uint64_t)n << 34);
@@ -699,12 +701,55 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 		mm->on_cpu[i] = &mm->thread[i];
 		mm->cpu_tid[i] = i;
 	}
-	hmap_init(&mm->kernel.ref, 10);
-	hmap_init(&mm->deposit, 6);
-	mm_sched_init(mm);
 	mm->kernel.kernel = true;
 	mm->next_anon_id = 1;
+}
+
+struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)
+{
+	struct mm_model *mm = calloc(1, sizeof(*mm));
+	if (!mm)
+		abort();
+	mm->m = m;
+	mm->c = c;
+	mm->sink = *sink;
+	ref_map_init(&mm->kernel.ref);
+	hmap_init(&mm->deposit, LOG2_DEPOSIT);
+	mm_sched_init(mm);
+	model_init(mm);
 	return mm;
+}
+
+/* A space as a new one is before its pgd: no VMAs, an empty reference map (allocations kept). */
+static void space_reset(struct mm_space *s)
+{
+	s->asid = 0;
+	s->pgd = 0;
+	s->nvma = 0;
+	ref_map_reset(&s->ref);
+}
+
+void mm_model_reset(struct mm_model *mm)
+{
+	/* threads first: their coroutines may be suspended in the middle of an op */
+	mm_sched_reset(mm);
+	for (unsigned i = 0; i < mm->ncpus; i++) {
+		mm->on_cpu[i] = NULL;
+		mm->cpu_tid[i] = 0;
+		mm->cur_asid[i] = 0;
+	}
+	mm->running = NULL;
+	space_reset(&mm->kernel);
+	/* user spaces stay allocated past nspace, for mm_space_get() to take again */
+	for (uint32_t i = 0; i < mm->nspace; i++)
+		space_reset(mm->space[i]);
+	mm->nspace = 0;
+	for (unsigned o = 0; o <= 18; o++)
+		mm->nfree[o] = 0;
+	memset(mm->variant, 0, sizeof(mm->variant));
+	hmap_reset(&mm->deposit, LOG2_DEPOSIT);
+	mm->fixmap_pte = 0;
+	model_init(mm);
 }
 
 void mm_model_free(struct mm_model *mm)
@@ -712,13 +757,13 @@ void mm_model_free(struct mm_model *mm)
 	if (!mm)
 		return;
 	mm_sched_free(mm);
-	for (uint32_t i = 0; i < mm->nspace; i++) {
-		hmap_destroy(&mm->space[i]->ref);
+	for (uint32_t i = 0; i < mm->capspace; i++) {
+		ref_map_destroy(&mm->space[i]->ref);
 		free(mm->space[i]->vma);
 		free(mm->space[i]);
 	}
 	free(mm->space);
-	hmap_destroy(&mm->kernel.ref);
+	ref_map_destroy(&mm->kernel.ref);
 	hmap_destroy(&mm->deposit);
 	free(mm->kernel.vma);
 	for (unsigned o = 0; o <= 18; o++)
@@ -735,9 +780,7 @@ uint64_t mm_model_hash(const struct mm_model *mm)
 		uint64_t x = hmap_mix(s->asid ^ s->pgd);
 		for (uint32_t v = 0; v < s->nvma; v++)
 			x += hmap_mix(s->vma[v].start ^ hmap_mix(s->vma[v].end ^ s->vma[v].prot));
-		for (uint64_t k = 0; k <= s->ref.mask; k++)
-			if (s->ref.slot[k].key != HMAP_EMPTY)
-				x += hmap_mix(s->ref.slot[k].key ^ hmap_mix(s->ref.slot[k].val));
+		x += ref_map_hash(&s->ref);
 		h += hmap_mix(x);
 	}
 	return h;

@@ -19,6 +19,7 @@
 #ifdef CORO_ASAN
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 static __thread struct coro *current;
@@ -98,6 +99,20 @@ void coro_init(struct coro *c, size_t size, void (*fn)(void *), void *arg)
 	c->stack = malloc(size);
 	if (!c->stack)
 		abort();
+	coro_reinit(c, fn, arg);
+}
+
+void coro_reinit(struct coro *c, void (*fn)(void *), void *arg)
+{
+	size_t size = c->size;
+#ifdef CORO_ASAN
+	/* frames abandoned on the stack left their redzones poisoned */
+	__asan_unpoison_memory_region(c->stack, size);
+#endif
+	free(c->uctx);
+	c->uctx = NULL;
+	c->done = false;
+	c->asan_fake = NULL;
 	c->fn = fn;
 	c->arg = arg;
 #ifdef CORO_ASM

@@ -27,6 +27,11 @@ struct coro {
 void coro_main(struct coro *c);
 /*! coro_init() : a coroutine that will run fn(arg) on a fresh stack of `size` bytes. */
 void coro_init(struct coro *c, size_t size, void (*fn)(void *), void *arg);
+/*!
+ * coro_reinit() : run fn(arg) from the start on c's stack again, whatever c was doing
+ * (a suspended c is abandoned: nothing on its stack is unwound).
+ */
+void coro_reinit(struct coro *c, void (*fn)(void *), void *arg);
 /*! coro_switch() : suspend `from`, resume `to`. */
 void coro_switch(struct coro *from, struct coro *to);
 void coro_free(struct coro *c);

@@ -27,6 +27,8 @@ struct mm_sink {
 /*! mm_model_new() : a model over machine m (reporting I9/I10 through c), emitting through sink. */
 struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink);
 void mm_model_free(struct mm_model *mm);
+/*! mm_model_reset() : back to the state of mm_model_new() over the (reset) machine, keeping allocations. */
+void mm_model_reset(struct mm_model *mm);
 
 /*!
  * mm_model_op() : run one ops-level event as the kernel would.

@@ -96,6 +96,33 @@ struct mm_vma {
 #define MM_VMA_NOHUGEPAGE	0x2u
 #define MM_VMA_HUGETLB		0x4u
 
+/*
+ * The reference semantics of a space: va page -> REF_* word (ref.c), kept in
+ * 2 MiB chunks of direct-indexed words, so that the faults of a THP or a
+ * 64K folio and the per-op check read a few chunks rather than hashing every
+ * page, and a reset hands chunks back without clearing them word by word.
+ */
+struct ref_chunk {
+	uint64_t key;			/* va >> PMD_SHIFT */
+	uint64_t present[PTRS_PER_PTE / 64];	/* bit i: word i is set */
+	uint64_t word[PTRS_PER_PTE];
+};
+
+struct ref_map {
+	struct ref_chunk **chunk;	/* in use: chunk[0..nchunk) */
+	uint32_t nchunk, capchunk;	/* chunk[nchunk..capchunk): free, for re-use */
+	struct hmap by_key;		/* key -> index in chunk */
+	uint32_t last;			/* index of the chunk found last (a cache), UINT32_MAX if none */
+	uint64_t count;			/* words set */
+};
+
+void ref_map_init(struct ref_map *r);
+/*! ref_map_reset() : empty, as ref_map_init() leaves it, keeping its chunks. */
+void ref_map_reset(struct ref_map *r);
+void ref_map_destroy(struct ref_map *r);
+/*! ref_map_hash() : an order-independent hash of the words (mm_model_hash()). */
+uint64_t ref_map_hash(const struct ref_map *r);
+
 /* An address space: a user mm (per ASID) or init_mm (the kernel). */
 struct mm_space {
 	uint16_t asid;
@@ -103,7 +130,7 @@ struct mm_space {
 	uint64_t pgd;			/* root table physical address */
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
-	struct hmap ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
+	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 };
 
 struct coro;
@@ -146,9 +173,14 @@ struct mm_model {
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
 	struct coro *main_co;
+	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,
+	 * for the next threads to run on */
+	struct coro *co_pool[PT_MAX_CPUS + MM_MAX_THREADS];
+	unsigned nco_pool;
 	struct mm_space kernel;
 	struct mm_space **space;		/* user spaces, by index */
 	uint32_t nspace;
+	uint32_t capspace;			/* allocated spaces: those past nspace are empty, for re-use */
 	uint16_t cur_asid[PT_MAX_CPUS];	/* ASID in TTBR0 of each CPU, 0 = none */
 	/* physical allocator: per order free lists and a bump pointer per node */
 	uint64_t *freel[19];
@@ -174,6 +206,8 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
 void mm_sched_init(struct mm_model *mm);
 void mm_sched_free(struct mm_model *mm);
+/*! mm_sched_reset() : drop every thread's coroutine, queue and state (threads may be mid-op). */
+void mm_sched_reset(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
 /* WRITE_ONCE of a page-table entry */

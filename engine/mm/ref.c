@@ -6,6 +6,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "mm_internal.h"
 
@@ -15,34 +16,167 @@ static const char RULE_SEMANTICS[] =
 	"exactly the pages given (reference model, DESIGN.md I10).";
 
 #define REF_FLAGS 0xfffull
+#define NO_CHUNK UINT32_MAX
+#define LOG2_REF_CHUNKS 4
+
+/* ---- the map: 2 MiB chunks of words ---- */
+
+void ref_map_init(struct ref_map *r)
+{
+	memset(r, 0, sizeof(*r));
+	hmap_init(&r->by_key, LOG2_REF_CHUNKS);
+	r->last = NO_CHUNK;
+}
+
+void ref_map_reset(struct ref_map *r)
+{
+	/* the chunks in use join the free ones past nchunk; a word is read only if present */
+	r->nchunk = 0;
+	r->count = 0;
+	hmap_reset(&r->by_key, LOG2_REF_CHUNKS);
+	r->last = NO_CHUNK;
+}
+
+void ref_map_destroy(struct ref_map *r)
+{
+	for (uint32_t i = 0; i < r->capchunk; i++)
+		free(r->chunk[i]);
+	free(r->chunk);
+	hmap_destroy(&r->by_key);
+}
+
+static struct ref_chunk *chunk_find(const struct ref_map *r, uint64_t key)
+{
+	if (r->last != NO_CHUNK && r->chunk[r->last]->key == key)
+		return r->chunk[r->last];
+	uint64_t i = hmap_get(&r->by_key, key, HMAP_EMPTY);
+	if (i == HMAP_EMPTY)
+		return NULL;
+	((struct ref_map *)r)->last = (uint32_t)i;	/* only the cache changes */
+	return r->chunk[i];
+}
+
+static struct ref_chunk *chunk_get(struct ref_map *r, uint64_t key)
+{
+	struct ref_chunk *c = chunk_find(r, key);
+	if (c)
+		return c;
+	if (r->nchunk == r->capchunk) {
+		r->chunk = realloc(r->chunk, (r->capchunk + 1) * sizeof(*r->chunk));
+		if (!r->chunk || !(r->chunk[r->capchunk] = malloc(sizeof(struct ref_chunk))))
+			abort();
+		r->capchunk++;
+	}
+	c = r->chunk[r->nchunk];
+	c->key = key;
+	memset(c->present, 0, sizeof(c->present));
+	hmap_insert(&r->by_key, key, r->nchunk);
+	r->last = r->nchunk++;
+	return c;
+}
+
+static inline bool word_present(const struct ref_chunk *c, unsigned i)
+{
+	return c->present[i / 64] >> (i % 64) & 1;
+}
+
+static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+{
+	struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
+	unsigned i = pt_index(va, 3);
+	if (!word_present(c, i)) {
+		c->present[i / 64] |= 1ull << (i % 64);
+		r->count++;
+	}
+	c->word[i] = w;
+}
+
+uint64_t ref_map_hash(const struct ref_map *r)
+{
+	/* the hash of the former hash map's (page, word) pairs: state hashes did not change */
+	uint64_t x = 0;
+	for (uint32_t ci = 0; ci < r->nchunk; ci++) {
+		const struct ref_chunk *c = r->chunk[ci];
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				uint64_t page = (c->key << (PMD_SHIFT - PAGE_SHIFT)) + i;
+				x += hmap_mix(page ^ hmap_mix(c->word[i]));
+			}
+	}
+	return x;
+}
+
+/* Does the map hold a word for any page of [start, end)? */
+static bool ref_any(const struct ref_map *r, uint64_t start, uint64_t end)
+{
+	for (uint64_t va = start; va < end;) {
+		uint64_t next = pmd_addr_end(va, end);
+		const struct ref_chunk *c = chunk_find(r, va >> PMD_SHIFT);
+		if (c) {
+			unsigned lo = pt_index(va, 3), hi = next - (va & PMD_MASK) >= PMD_SIZE ? PTRS_PER_PTE :
+							   pt_index(next, 3);
+			for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
+				uint64_t bits = c->present[w];
+				if (w == lo / 64)
+					bits &= ~0ull << (lo % 64);
+				if (w == (hi - 1) / 64 && hi % 64)
+					bits &= ~(~0ull << (hi % 64));
+				if (bits)
+					return true;
+			}
+		}
+		va = next;
+	}
+	return false;
+}
+
+/* ---- the reference ---- */
 
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags)
 {
-	hmap_set(&s->ref, va >> PAGE_SHIFT, (pa & PT_DESC_OA_MASK) | flags);
+	word_set(&s->ref, va, (pa & PT_DESC_OA_MASK) | flags);
 }
 
 uint64_t ref_get(const struct mm_space *s, uint64_t va)
 {
-	uint64_t v = hmap_get(&s->ref, va >> PAGE_SHIFT, HMAP_EMPTY);
-	return v == HMAP_EMPTY ? 0 : v;
+	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	unsigned i = pt_index(va, 3);
+	return c && word_present(c, i) ? c->word[i] : 0;
+}
+
+/* Clear the words of [start, end) in chunk c (which covers its part of the range). */
+static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, uint64_t end)
+{
+	uint64_t base = c->key << PMD_SHIFT;
+	uint64_t lo = start > base ? start : base, hi = end - base < PMD_SIZE ? end : base + PMD_SIZE;
+	for (uint64_t va = lo; va < hi; va += PAGE_SIZE) {
+		unsigned i = pt_index(va, 3);
+		if (word_present(c, i)) {
+			c->present[i / 64] &= ~(1ull << (i % 64));
+			r->count--;
+		}
+	}
 }
 
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 {
-	if ((end - start) >> PAGE_SHIFT > s->ref.count * 2) {
-		/* sparse: walk the entries rather than the range */
-		for (uint64_t i = 0; i <= s->ref.mask;) {
-			uint64_t k = s->ref.slot[i].key;
-			if (k != HMAP_EMPTY && (k << PAGE_SHIFT) >= start && (k << PAGE_SHIFT) < end) {
-				hmap_del(&s->ref, k);
-				continue;	/* the slot was refilled by backward shift */
-			}
-			i++;
-		}
+	struct ref_map *r = &s->ref;
+	if (end <= start)
+		return;
+	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
+	if (last - first >= r->nchunk) {
+		/* sparse: walk the chunks rather than the range */
+		for (uint32_t ci = 0; ci < r->nchunk; ci++)
+			if (r->chunk[ci]->key >= first && r->chunk[ci]->key <= last)
+				chunk_clear(r, r->chunk[ci], start, end);
 		return;
 	}
-	for (uint64_t va = start; va < end; va += PAGE_SIZE)
-		hmap_del(&s->ref, va >> PAGE_SHIFT);
+	for (uint64_t k = first; k <= last; k++) {
+		struct ref_chunk *c = chunk_find(r, k);
+		if (c)
+			chunk_clear(r, c, start, end);
+	}
 }
 
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
@@ -57,7 +191,7 @@ void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 	ref_clear_range(s, old, old + len);
 	for (uint64_t i = 0; i < n; i++)
 		if (val[i]) {
-			hmap_set(&s->ref, (new >> PAGE_SHIFT) + i, val[i]);
+			word_set(&s->ref, new + i * PAGE_SIZE, val[i]);
 			k++;
 		}
 	free(val);
@@ -85,8 +219,7 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 	for (uint64_t va = start; va < end; va += PAGE_SIZE) {
 		uint64_t v = ref_get(s, va);
 		if (v & REF_PRESENT)
-			hmap_set(&s->ref, va >> PAGE_SHIFT, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) |
-								     ref_prot(prot));
+			word_set(&s->ref, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | ref_prot(prot));
 	}
 }
 
@@ -105,13 +238,69 @@ static uint64_t desc_flags(uint64_t d, bool kernel)
 	return f;
 }
 
+/*
+ * The translation of consecutive pages, one root-to-leaf walk per subtree
+ * instead of one per page: ref_check() reads the page tables and changes
+ * nothing, so a walk's result holds for every page its last entry covers,
+ * and the PTE table it ended in serves every page of its 2M.
+ */
+struct walk_cache {
+	uint64_t lo, hi;		/* [lo, hi): pages whose walk gives `r` (pa rebased), empty if lo == hi */
+	struct pt_walk_result r;
+	bool mapped;
+	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
+	const uint64_t *pte;		/* NULL: none cached */
+	uint32_t pte_frame;
+};
+
+/* pt_walk() of va in s over the latest tables, as pt_walk() answers it. */
+static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, struct walk_cache *wc,
+		      struct pt_walk_result *r)
+{
+	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
+	if (va >= wc->lo && va < wc->hi) {
+		*r = wc->r;
+		if (wc->mapped)
+			r->pa = pt_desc_oa(r->desc) + ((va - base) & (pt_level_size(r->level) - 1));
+		return wc->mapped;
+	}
+	if (wc->pte && va - wc->pte_lo < PMD_SIZE) {
+		unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+		uint64_t d = wc->pte[idx];
+		*r = (struct pt_walk_result){ .level = 3, .desc = d, .frame = wc->pte_frame, .idx = idx };
+		if (!pt_desc_is_leaf(d, 3))
+			return false;
+		r->pa = pt_desc_oa(d) + ((va - base) & (PAGE_SIZE - 1));
+		return true;
+	}
+	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, r);
+	if (va - base >= 1ull << 48)
+		return mapped;	/* outside the address space: nothing to cache */
+	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
+		wc->pte = pt_machine_table_latest(mm->m, r->frame);
+		wc->pte_lo = ALIGN_DOWN(va, PMD_SIZE);
+		wc->pte_frame = r->frame;
+		return mapped;
+	}
+	/* the walk ended at (r->level, r->desc): a block, an invalid entry, a table the walk
+	 * cannot enter (then r is that table's entry), or no usable root (level 0, desc 0);
+	 * every page that entry covers ends there alike */
+	uint64_t size = pt_level_size(r->level);
+	wc->lo = base + ALIGN_DOWN(va - base, size);
+	wc->hi = wc->lo + size;
+	wc->r = *r;
+	wc->mapped = mapped;
+	return mapped;
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
-static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname)
+static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
+			   struct walk_cache *wc)
 {
 	uint64_t want = ref_get(s, va);
 	struct pt_walk_result r;
-	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, &r);
+	bool mapped = walk_page(mm, s, va, wc, &r);
 	uint64_t got = 0;
 	if (mapped) {
 		got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
@@ -143,6 +332,7 @@ struct leaf_scan {
 	uint64_t start, end;
 	const char *opname;
 	bool ok;
+	struct walk_cache wc;
 };
 
 static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
@@ -152,7 +342,7 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
 	uint64_t hi = va + size < x->end ? va + size : x->end;
 	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
-		if (!ref_check_page(x->mm, x->s, a, x->opname)) {
+		if (!ref_check_page(x->mm, x->s, a, x->opname, &x->wc)) {
 			x->ok = false;
 			return false;
 		}
@@ -164,24 +354,37 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 {
 	(void)t;
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
+	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
-		for (uint64_t va = start; va < end; va += PAGE_SIZE)
-			if (!ref_check_page(mm, s, va, opname))
+		for (uint64_t va = start; va < end;) {
+			if (!ref_check_page(mm, s, va, opname, &wc))
 				return false;
+			va += PAGE_SIZE;
+			/* the rest of an entry that maps nothing agrees wherever the reference has no
+			 * word either: skip it at once (the margins of an unmap, a fresh mmap) */
+			if (va < end && va >= wc.lo && va < wc.hi && !wc.mapped &&
+			    !(wc.r.level >= 1 && (wc.r.desc & PT_DESC_PROTNONE))) {
+				uint64_t stop = wc.hi < end ? wc.hi : end;
+				if (!ref_any(&s->ref, va, stop))
+					va = stop;
+			}
+		}
 		return true;
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
 	 * every page the reference has in it (work proportional to the mappings, not the range) */
-	struct leaf_scan x = { mm, s, start, end, opname, true };
+	struct leaf_scan x = { mm, s, start, end, opname, true, { 0 } };
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
-	for (uint64_t i = 0; i <= s->ref.mask; i++) {
-		uint64_t k = s->ref.slot[i].key;
-		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < start || (k << PAGE_SHIFT) >= end)
-			continue;
-		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname))
-			return false;
+	for (uint32_t ci = 0; ci < s->ref.nchunk; ci++) {
+		const struct ref_chunk *c = s->ref.chunk[ci];
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
+				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, &wc))
+					return false;
+			}
 	}
 	return true;
 }

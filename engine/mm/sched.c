@@ -64,11 +64,15 @@ static void thread_body(void *arg)
 
 static void start_thread(struct mm_model *mm, struct mm_thread *t)
 {
-	t->co = malloc(sizeof(*t->co));
-	if (!t->co)
-		abort();
 	t->owner = mm;
-	coro_init(t->co, STACK_SIZE, thread_body, t);
+	if (mm->nco_pool) {
+		t->co = mm->co_pool[--mm->nco_pool];
+		coro_reinit(t->co, thread_body, t);
+	} else {
+		if (!(t->co = malloc(sizeof(*t->co))))
+			abort();
+		coro_init(t->co, STACK_SIZE, thread_body, t);
+	}
 	t->scheduled = true;
 	t->budget = 0;
 }
@@ -258,6 +262,30 @@ void mm_sched_free(struct mm_model *mm)
 		free(mm->extra[i]);
 	if (mm->main_co)
 		free(mm->main_co);
+	for (unsigned i = 0; i < mm->nco_pool; i++) {
+		coro_free(mm->co_pool[i]);
+		free(mm->co_pool[i]);
+	}
+}
+
+/* A reset: the thread goes, its coroutine waits in the pool for the next session's threads. */
+static void pool_thread(struct mm_model *mm, struct mm_thread *t, void *ctx)
+{
+	(void)ctx;
+	if (t->co && mm->nco_pool < sizeof(mm->co_pool) / sizeof(mm->co_pool[0])) {
+		mm->co_pool[mm->nco_pool++] = t->co;
+		t->co = NULL;
+	}
+	free_thread(mm, t, NULL);
+}
+
+void mm_sched_reset(struct mm_model *mm)
+{
+	for_each_thread(mm, pool_thread, NULL);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		free(mm->extra[i]);
+	mm->nextra = 0;
+	memset(mm->thread, 0, mm->ncpus * sizeof(mm->thread[0]));
 }
 
 void mm_sched_init(struct mm_model *mm)

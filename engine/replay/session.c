@@ -2,7 +2,9 @@
 /* session.c - one replay: machine model + checkers (+ the mm model, next issue). */
 #include "session.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "machine.h"
@@ -49,6 +51,33 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	struct mm_sink sink = { model_emit, s };
 	s->mm = mm_model_new(m, s->c, &sink);
 	return s;
+}
+
+int pt_session_reset(struct pt_session *s, const struct pt_header *h)
+{
+	if (!pt_machine_supports(h))
+		return -1;	/* an unusable header leaves s as it was */
+	if (!s->finished) {
+		/* threads suspended in the middle of an op hold what the op allocated on their
+		 * stacks: let them run to completion (as pt_session_finish() does) before their
+		 * stacks are dropped; what they do is discarded with the rest */
+		s->tap = NULL;
+		mm_model_finish(s->mm);
+	}
+	/* the machine first: the checkers and the model size themselves by its CPUs */
+	if (pt_machine_reset(s->m, h))
+		return -1;
+	pt_checker_reset(s->c);
+	mm_model_reset(s->mm);
+	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
+	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
+	memset(&s->k.per_op[PT_EV_MMAP], 0, sizeof(s->k.per_op) - PT_EV_MMAP * sizeof(s->k.per_op[0]));
+	s->op = NULL;
+	s->trace_index = 0;
+	s->tap = NULL;
+	s->tap_ctx = NULL;
+	s->finished = false;
+	return 0;
 }
 
 int pt_session_set_variant(struct pt_session *s, const char *name)

@@ -47,6 +47,13 @@ void pt_op_costs_add(struct pt_op_costs *dst, const struct pt_op_costs *src);
 /*! pt_session_new() : a fresh machine for a trace with header h; NULL if h is unusable. */
 struct pt_session *pt_session_new(const struct pt_header *h);
 void pt_session_free(struct pt_session *s);
+/*!
+ * pt_session_reset() : bring s back to exactly the state pt_session_new(h) would return
+ * (default variant, no violations, no tap), keeping its allocations: what a persistent-mode
+ * fuzz harness does between execs.  A reset session gives the verdict, violations and state
+ * hash of a fresh one.  @return : 0, or -1 if h is unusable (s is then unchanged).
+ */
+int pt_session_reset(struct pt_session *s, const struct pt_header *h);
 /*! pt_session_set_variant() : run the mm model as variant `name` (before any event); -1 if unknown. */
 int pt_session_set_variant(struct pt_session *s, const char *name);
 /*! pt_session_event() : run one event; returns the number of new violations it revealed. */
