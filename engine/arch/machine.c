@@ -1513,4 +1513,10 @@ uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_
 	return ps->op_open ? ps->op : 0;
 }
 
+unsigned pt_machine_pending_kind(const struct pt_machine *m, unsigned cpu, uint32_t i)
+{
+	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
+	return ps->op_open ? ps->op_kind : PT_OP_OTHER;
+}
+
 unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }
