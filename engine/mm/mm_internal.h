@@ -122,6 +122,10 @@ struct mm_thread {
 	unsigned budget_on;		/* enum pt_sched_on: which points count */
 	bool blocked;			/* waiting for a lock */
 	bool busy;			/* in the middle of an op */
+	/* a CPU's built-in thread running direct ops on its own stack because another thread
+	 * was suspended mid-op when they were issued: they may have to wait for its locks */
+	bool implicit;
+	int rc;				/* what the last op it ran returned */
 	uint64_t steps_total;		/* scheduling points passed, ever */
 	bool lazy_mmu;			/* TIF_LAZY_MMU */
 	bool lazy_pending;		/* TIF_LAZY_MMU_PENDING */
@@ -172,6 +176,9 @@ void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+/*! mm_run_direct() : run a direct op (t is its CPU's unscheduled built-in thread) as a real CPU
+ * would: at once, or, if it must wait for a lock a suspended thread holds, as soon as it is free. */
+int mm_run_direct(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
 void mm_sched_init(struct mm_model *mm);
 void mm_sched_free(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */

@@ -114,7 +114,9 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
 		return mm_sched_event(mm, ev);
 	/* an interrupt arrives now, on top of whatever the CPU's thread is doing */
-	if (t->scheduled && ev->kind != PT_EV_IRQ)
+	if (ev->kind == PT_EV_IRQ)
+		return mm_run_op(mm, t, ev);
+	if (t->scheduled && !t->implicit)
 		return mm_queue_op(mm, t, ev);
-	return mm_run_op(mm, t, ev);
+	return mm_run_direct(mm, t, ev);
 }

@@ -18,6 +18,17 @@
  * thread wait: it yields, and resumes only when the lock is free, so a
  * schedule cannot break mutual exclusion.  At the end of the trace every
  * queued op runs to completion, threads taking turns in tid order.
+ *
+ * An op issued directly on a CPU (no scheduled thread there) runs at once, to
+ * its end, on the main stack — unless another thread is suspended in the
+ * middle of an op, and so may hold a lock the direct op needs.  Then it runs
+ * on the CPU's built-in thread, now *implicit*, on its own stack, as far as
+ * it can: if it has to wait for a lock, it stays queued, with the ops the
+ * trace issues on that CPU after it, and resumes as soon as the lock is free
+ * (after the `sched` slice or `migrate` that freed it, or at the end of the
+ * trace; a cycle of waits is the I11 deadlock verdict).  A real CPU would
+ * block in the same place; the lock is never broken.  Once its queue is empty
+ * the thread is a plain built-in thread again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +65,7 @@ static void thread_body(void *arg)
 		while (t->qhead < t->qn) {
 			struct pt_event ev = t->queue[t->qhead++];
 			t->busy = true;
-			mm_run_op(mm, t, &ev);
+			t->rc = mm_run_op(mm, t, &ev);
 			t->busy = false;
 		}
 		t->qhead = t->qn = 0;
@@ -64,11 +75,13 @@ static void thread_body(void *arg)
 
 static void start_thread(struct mm_model *mm, struct mm_thread *t)
 {
-	t->co = malloc(sizeof(*t->co));
-	if (!t->co)
-		abort();
-	t->owner = mm;
-	coro_init(t->co, STACK_SIZE, thread_body, t);
+	if (!t->co) {	/* an implicit thread keeps its stack, parked in thread_body() */
+		t->co = malloc(sizeof(*t->co));
+		if (!t->co)
+			abort();
+		t->owner = mm;
+		coro_init(t->co, STACK_SIZE, thread_body, t);
+	}
 	t->scheduled = true;
 	t->budget = 0;
 }
@@ -134,6 +147,57 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 	}
 }
 
+/* An implicit thread runs as far as it can (to the end of its queue, or until it waits for a
+ * lock); with nothing left it is a plain built-in thread again.  Returns the points passed. */
+static uint64_t run_implicit(struct mm_model *mm, struct mm_thread *t)
+{
+	uint64_t n = run_slice(mm, t, PT_SCHED_ANY, 0);
+	if (!has_work(t))
+		t->scheduled = t->implicit = false;
+	return n;
+}
+
+/* Implicit threads waiting for a lock run once it is free, in tid order, until none can go on. */
+static void resume_implicit(struct mm_model *mm)
+{
+	for (bool progress = true; progress;) {
+		progress = false;
+		for (unsigned i = 0; i < mm->ncpus; i++) {
+			struct mm_thread *t = &mm->thread[i];
+			if (t->implicit && has_work(t) && run_implicit(mm, t))
+				progress = true;
+		}
+	}
+}
+
+static bool other_busy(const struct mm_model *mm, const struct mm_thread *self)
+{
+	for (unsigned i = 0; i < mm->ncpus; i++)
+		if (&mm->thread[i] != self && mm->thread[i].scheduled && has_work(&mm->thread[i]))
+			return true;
+	for (unsigned i = 0; i < mm->nextra; i++)
+		if (mm->extra[i]->scheduled && has_work(mm->extra[i]))
+			return true;
+	return false;
+}
+
+int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+
+int mm_run_direct(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	if (!t->scheduled && !other_busy(mm, t))
+		return mm_run_op(mm, t, ev);	/* nobody can hold a lock it needs: run it here */
+	if (!t->scheduled) {
+		start_thread(mm, t);
+		t->implicit = true;
+	}
+	mm_queue_op(mm, t, ev);
+	if (t->blocked)
+		return 0;	/* behind an op that waits: it runs when that one can go on */
+	run_implicit(mm, t);
+	return t->implicit ? 0 : t->rc;
+}
+
 int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	(void)mm;
@@ -162,8 +226,9 @@ int mm_sched_event(struct mm_model *mm, const struct pt_event *ev)
 			t->tid = ev->tid;
 			mm->extra[mm->nextra++] = t;
 		}
-		if (t->scheduled)
+		if (t->scheduled && !t->implicit)
 			return EEXIST;
+		t->implicit = false;	/* a built-in thread with direct ops left: they stay its own */
 		t->cpu = ev->cpu;
 		mm->on_cpu[ev->cpu] = t;
 		start_thread(mm, t);
@@ -174,6 +239,7 @@ int mm_sched_event(struct mm_model *mm, const struct pt_event *ev)
 	if (!t || !t->scheduled)
 		return EINVAL;
 	run_slice(mm, t, ev->op, ev->len);
+	resume_implicit(mm);	/* direct ops the slice unblocked */
 	return 0;
 }
 
@@ -194,6 +260,7 @@ bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev)
 		mm->on_cpu[t->cpu] = &mm->thread[t->cpu];
 	t->cpu = (unsigned)ev->len;
 	mm->on_cpu[t->cpu] = t;
+	resume_implicit(mm);
 	return true;
 }
 
