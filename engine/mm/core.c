@@ -580,9 +580,14 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 		abort();
 	s->asid = asid;
 	hmap_init(&s->ref, 10);
-	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it */
+	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it.  The mm exists before any
+	 * thread runs in it (fork/exec made it): its creation is no point where threads interleave,
+	 * or a second thread would create the same address space again */
+	struct mm_thread *running = mm->running;
+	mm->running = NULL;
 	s->pgd = mm_alloc_table(mm, t, 0);
 	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm->running = running;
 	mm->space = realloc(mm->space, (mm->nspace + 1) * sizeof(*mm->space));
 	if (!mm->space)
 		abort();
