@@ -281,7 +281,11 @@ static void drain_one(struct mm_model *mm, struct mm_thread *t, void *ctx)
 	if (!t->scheduled || !has_work(t))
 		return;
 	d->work = true;
+	uint32_t qhead = t->qhead, qn = t->qn;
 	d->progress += run_slice(mm, t, PT_SCHED_ANY, DRAIN_SLICE);
+	/* an op that passes no scheduling point (a pageout of nothing) is progress too */
+	if (!has_work(t) || t->qhead != qhead || t->qn != qn)
+		d->progress++;
 }
 
 void mm_model_finish(struct mm_model *mm)
