@@ -117,7 +117,9 @@ struct mm_thread {
 	struct mm_model *owner;
 	struct coro *co;
 	struct pt_event *queue;		/* ops-level events waiting to run */
+	uint64_t *qseq;			/* the order each was issued in (mm_model.op_seq) */
 	uint32_t qhead, qn, qcap;
+	uint64_t cur_seq;		/* that of the op running (or waiting) */
 	uint64_t budget;		/* scheduling points left in this slice (UINT64_MAX: unlimited) */
 	unsigned budget_on;		/* enum pt_sched_on: which points count */
 	bool blocked;			/* waiting for a lock */
@@ -149,6 +151,7 @@ struct mm_model {
 	struct mm_thread *on_cpu[PT_MAX_CPUS];	/* the thread ops-level events of a CPU go to */
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
+	uint64_t op_seq;			/* ops queued so far */
 	struct coro *main_co;
 	struct mm_space kernel;
 	struct mm_space **space;		/* user spaces, by index */

@@ -27,8 +27,10 @@
  * trace issues on that CPU after it, and resumes as soon as the lock is free
  * (after the `sched` slice or `migrate` that freed it, or at the end of the
  * trace; a cycle of waits is the I11 deadlock verdict).  A real CPU would
- * block in the same place; the lock is never broken.  Once its queue is empty
- * the thread is a plain built-in thread again.
+ * block in the same place; the lock is never broken.  Waiting direct ops run
+ * one at a time, each to its end (or its next wait), the earliest issued
+ * first, so direct ops never interleave with each other.  Once its queue is
+ * empty the thread is a plain built-in thread again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +65,13 @@ static void thread_body(void *arg)
 	struct mm_model *mm = t->owner;
 	for (;;) {
 		while (t->qhead < t->qn) {
+			t->cur_seq = t->qseq[t->qhead];
 			struct pt_event ev = t->queue[t->qhead++];
 			t->busy = true;
 			t->rc = mm_run_op(mm, t, &ev);
 			t->busy = false;
+			if (t->implicit)
+				yield(mm, t);	/* direct ops run one at a time, in issue order */
 		}
 		t->qhead = t->qn = 0;
 		yield(mm, t);
@@ -147,25 +152,46 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 	}
 }
 
-/* An implicit thread runs as far as it can (to the end of its queue, or until it waits for a
- * lock); with nothing left it is a plain built-in thread again.  Returns the points passed. */
-static uint64_t run_implicit(struct mm_model *mm, struct mm_thread *t)
+/* The issue order of the op an implicit thread runs next (or waits in). */
+static uint64_t next_seq(const struct mm_thread *t)
 {
-	uint64_t n = run_slice(mm, t, PT_SCHED_ANY, 0);
-	if (!has_work(t))
-		t->scheduled = t->implicit = false;
-	return n;
+	return t->busy ? t->cur_seq : t->qseq[t->qhead];
 }
 
-/* Implicit threads waiting for a lock run once it is free, in tid order, until none can go on. */
-static void resume_implicit(struct mm_model *mm)
+/* Run an implicit thread's next op to its end, or until it waits for a lock; with nothing left
+ * it is a plain built-in thread again.  True if it got anywhere. */
+static bool run_implicit(struct mm_model *mm, struct mm_thread *t)
 {
-	for (bool progress = true; progress;) {
-		progress = false;
+	uint32_t qhead = t->qhead;
+	bool busy = t->busy;
+	bool moved = run_slice(mm, t, PT_SCHED_ANY, 0) || t->qhead != qhead || t->busy != busy;
+	if (!has_work(t))
+		t->scheduled = t->implicit = false;
+	return moved;
+}
+
+/* Direct ops that wait run as soon as they can, one op at a time, the earliest issued first,
+ * until every implicit thread left waits for a lock.  True if any got anywhere. */
+static bool resume_implicit(struct mm_model *mm)
+{
+	bool any = false;
+	for (uint64_t after = 0;;) {
+		/* the earliest op, issued after `after`, of an implicit thread */
+		struct mm_thread *best = NULL;
 		for (unsigned i = 0; i < mm->ncpus; i++) {
 			struct mm_thread *t = &mm->thread[i];
-			if (t->implicit && has_work(t) && run_implicit(mm, t))
-				progress = true;
+			if (t->implicit && has_work(t) && next_seq(t) >= after &&
+			    (!best || next_seq(t) < next_seq(best)))
+				best = t;
+		}
+		if (!best)
+			return any;
+		uint64_t seq = next_seq(best);
+		if (run_implicit(mm, best)) {
+			any = true;
+			after = 0;	/* an op ran: the earliest may go on now */
+		} else {
+			after = seq + 1;	/* it waits: try the next one */
 		}
 	}
 }
@@ -194,21 +220,24 @@ int mm_run_direct(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	mm_queue_op(mm, t, ev);
 	if (t->blocked)
 		return 0;	/* behind an op that waits: it runs when that one can go on */
-	run_implicit(mm, t);
+	resume_implicit(mm);
 	return t->implicit ? 0 : t->rc;
 }
 
 int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	(void)mm;
+	if (!has_work(t))
+		t->qhead = t->qn = 0;
 	if (t->qn == t->qcap) {
 		t->qcap = t->qcap ? t->qcap * 2 : 16;
 		t->queue = realloc(t->queue, t->qcap * sizeof(*t->queue));
-		if (!t->queue)
+		t->qseq = realloc(t->qseq, t->qcap * sizeof(*t->qseq));
+		if (!t->queue || !t->qseq)
 			abort();
 	}
 	t->queue[t->qn] = *ev;
 	t->queue[t->qn].text = NULL;
+	t->qseq[t->qn] = ++mm->op_seq;
 	t->qn++;
 	return 0;
 }
@@ -278,7 +307,9 @@ struct drain { uint64_t progress; bool work; };
 static void drain_one(struct mm_model *mm, struct mm_thread *t, void *ctx)
 {
 	struct drain *d = ctx;
-	if (!t->scheduled || !has_work(t))
+	if (t->implicit && has_work(t))
+		d->work = true;	/* resume_implicit() runs them */
+	if (!t->scheduled || t->implicit || !has_work(t))
 		return;
 	d->work = true;
 	uint32_t qhead = t->qhead, qn = t->qn;
@@ -292,6 +323,8 @@ void mm_model_finish(struct mm_model *mm)
 {
 	for (;;) {
 		struct drain d = { 0, false };
+		if (resume_implicit(mm))
+			d.progress++;
 		for_each_thread(mm, drain_one, &d);
 		if (!d.work)
 			return;
@@ -315,6 +348,7 @@ static void free_thread(struct mm_model *mm, struct mm_thread *t, void *ctx)
 		free(t->co);
 	}
 	free(t->queue);
+	free(t->qseq);
 }
 
 void mm_sched_free(struct mm_model *mm)
