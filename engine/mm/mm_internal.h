@@ -135,6 +135,8 @@ struct mm_thread {
 	uint64_t steps, bound;		/* loop steps of the current op, and its bound (I11) */
 	bool hung;			/* the bound was exceeded: routines unwind */
 	const char *site;		/* the routine running (signatures) */
+	const struct pt_event *op_ev;	/* the op running (or waiting), and its address space */
+	struct mm_space *op_space;
 };
 
 #define MM_MAX_THREADS 64

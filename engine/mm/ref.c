@@ -105,10 +105,71 @@ static uint64_t desc_flags(uint64_t d, bool kernel)
 	return f;
 }
 
+/*
+ * The ranges of s that other ops are in the middle of changing.  Ops that share the mmap lock
+ * for read (faults, MADV_DONTNEED/FREE/PAGEOUT, the NUMA scan, pageout) run side by side; the
+ * reference of a page another op is still working on is what that op makes of it, known only
+ * when it returns, and its own check at its end judges the page.  An op's range counts out to
+ * whole PMDs (a THP it splits or pages out), and for mremap the destination too.
+ */
+#define FLUX_MAX (2 * (PT_MAX_CPUS + MM_MAX_THREADS))
+struct flux {
+	unsigned n;
+	bool all;		/* a vfree: its area is named by its address only */
+	uint64_t lo[FLUX_MAX], hi[FLUX_MAX];
+};
+
+static void flux_add_op(struct flux *x, const struct mm_thread *o, const struct mm_thread *self,
+			const struct mm_space *s)
+{
+	const struct pt_event *ev = o->op_ev;
+	if (o == self || !o->busy || !ev || o->op_space != s)
+		return;
+	if (ev->kind == PT_EV_VFREE) {
+		x->all = true;
+		return;
+	}
+	uint64_t len = ev->len ? ev->len : PAGE_SIZE;
+	x->lo[x->n] = ALIGN_DOWN(ev->va, PMD_SIZE);
+	x->hi[x->n++] = ALIGN_UP(ev->va + len, PMD_SIZE);
+	if (ev->kind == PT_EV_MREMAP) {
+		x->lo[x->n] = ALIGN_DOWN(ev->va2, PMD_SIZE);
+		x->hi[x->n++] = ALIGN_UP(ev->va2 + ev->len2, PMD_SIZE);
+	}
+}
+
+/* NULL if no other op on s is in flight (the common case: nothing to skip) */
+static const struct flux *flux_of(struct mm_model *mm, const struct mm_thread *self, const struct mm_space *s,
+				  struct flux *x)
+{
+	x->n = 0;
+	x->all = false;
+	for (unsigned i = 0; i < mm->ncpus; i++)
+		flux_add_op(x, &mm->thread[i], self, s);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		flux_add_op(x, mm->extra[i], self, s);
+	return x->n || x->all ? x : NULL;
+}
+
+static bool in_flux(const struct flux *x, uint64_t va)
+{
+	if (!x)
+		return false;
+	if (x->all)
+		return true;
+	for (unsigned i = 0; i < x->n; i++)
+		if (va >= x->lo[i] && va < x->hi[i])
+			return true;
+	return false;
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
-static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname)
+static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
+			   const struct flux *fx)
 {
+	if (in_flux(fx, va))
+		return true;
 	uint64_t want = ref_get(s, va);
 	struct pt_walk_result r;
 	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, &r);
@@ -142,6 +203,7 @@ struct leaf_scan {
 	struct mm_space *s;
 	uint64_t start, end;
 	const char *opname;
+	const struct flux *fx;
 	bool ok;
 };
 
@@ -152,7 +214,7 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
 	uint64_t hi = va + size < x->end ? va + size : x->end;
 	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
-		if (!ref_check_page(x->mm, x->s, a, x->opname)) {
+		if (!ref_check_page(x->mm, x->s, a, x->opname, x->fx)) {
 			x->ok = false;
 			return false;
 		}
@@ -162,17 +224,18 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
 	       const char *opname)
 {
-	(void)t;
+	struct flux fbuf;
+	const struct flux *fx = flux_of(mm, t, s, &fbuf);
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end; va += PAGE_SIZE)
-			if (!ref_check_page(mm, s, va, opname))
+			if (!ref_check_page(mm, s, va, opname, fx))
 				return false;
 		return true;
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
 	 * every page the reference has in it (work proportional to the mappings, not the range) */
-	struct leaf_scan x = { mm, s, start, end, opname, true };
+	struct leaf_scan x = { mm, s, start, end, opname, fx, true };
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
@@ -180,7 +243,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 		uint64_t k = s->ref.slot[i].key;
 		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < start || (k << PAGE_SHIFT) >= end)
 			continue;
-		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname))
+		if (!ref_check_page(mm, s, k << PAGE_SHIFT, opname, fx))
 			return false;
 	}
 	return true;
