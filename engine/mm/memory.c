@@ -394,6 +394,8 @@ static unsigned zap_present_ptes(struct mm_model *mm, struct mm_thread *t, struc
 	unsigned nr = folio_pte_batch(mm, t, ptep, ptent, max_nr);
 	/* get_and_clear_full_ptes() unfolds a contpte block the batch covers only in part */
 	get_and_clear_full_ptes(mm, t, tlb->s, addr, ptep, nr);
+	/* the pages go now, under the PTL (racing faults and scans see them gone from here on) */
+	ref_clear_range(tlb->s, addr, addr + (uint64_t)nr * PAGE_SIZE);
 	tlb_remove_tlb_entries(tlb, addr, nr);
 	__tlb_remove_folio_pages(mm, tlb, desc_pa(ptent), nr);
 	return nr;
@@ -437,6 +439,7 @@ static bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_ga
 		return false;
 	}
 	mm_xchg(mm, t, pmdp, 0);		/* pmdp_huge_get_and_clear_full() */
+	ref_clear_range(tlb->s, ALIGN_DOWN(addr, PMD_SIZE), ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE);
 	tlb_remove_pmd_tlb_entry(tlb, addr);
 	/* zap_deposited_table(): never hooked, so no walker can hold it: freed at once */
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
@@ -864,11 +867,34 @@ static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm
 static void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
 				  const struct vma_range *v)
 {
+	/* the reference of the range as the zap starts.  Each page's goes as the zap clears its
+	 * entry; a page a racing fault maps again after that (both under mmap_lock for read) is
+	 * the fault's, and stays; what is left unchanged at the end goes (a missed entry shows) */
+	uint64_t n = 0, cap = 64;
+	uint64_t *was = malloc(2 * cap * sizeof(*was));
+	if (!was)
+		abort();
+	for (uint64_t i = 0; i <= s->ref.mask; i++) {
+		uint64_t k = s->ref.slot[i].key;
+		if (k == HMAP_EMPTY || (k << PAGE_SHIFT) < v->start || (k << PAGE_SHIFT) >= v->end)
+			continue;
+		if (n == cap) {
+			cap *= 2;
+			was = realloc(was, 2 * cap * sizeof(*was));
+			if (!was)
+				abort();
+		}
+		was[2 * n] = k << PAGE_SHIFT;
+		was[2 * n++ + 1] = s->ref.slot[i].val;
+	}
 	struct mmu_gather tlb;
 	tlb_gather_mmu(&tlb, s);
 	unmap_single_vma(mm, t, &tlb, v);
 	tlb_finish_mmu(mm, t, &tlb);
-	ref_clear_range(s, v->start, v->end);
+	for (uint64_t i = 0; i < n; i++)
+		if (ref_get(s, was[2 * i]) == was[2 * i + 1])
+			ref_clear_range(s, was[2 * i], was[2 * i] + PAGE_SIZE);
+	free(was);
 }
 
 static void madvise_update_vma_flags(struct mm_space *s, uint64_t start, uint64_t end, uint32_t set,
