@@ -81,6 +81,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
 	memset(tlb, 0, sizeof(*tlb));
 	tlb->s = s;
 	__tlb_reset_range(tlb);
+	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
 }
 
 static void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size)
@@ -269,6 +270,7 @@ static void tlb_end_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gat
 static void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
 {
 	tlb_flush_mmu(mm, t, tlb);
+	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
 	free(tlb->pages);
 	free(tlb->tables);
 	tlb->pages = NULL;

@@ -104,6 +104,7 @@ struct mm_space {
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
 	struct hmap ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
+	unsigned tlb_flush_pending;	/* mm->tlb_flush_pending: mmu_gathers not yet finished */
 };
 
 struct coro;

@@ -254,6 +254,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
 {
 	tlb->s = s;
 	__tlb_reset_range(tlb);
+	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
 }
 
 /* tlb_flush_pte_range(): pte_needs_flush() is always true on arm64 */
@@ -290,6 +291,7 @@ static void tlb_flush_mmu_tlbonly(struct mm_model *mm, struct mm_thread *t, stru
 static void tlb_end_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
 {
 	tlb_flush_mmu_tlbonly(mm, t, tlb);
+	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
 }
 
 static void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
