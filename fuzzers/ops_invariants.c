@@ -110,12 +110,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* One run of the decoded program under a variant (NULL: the default). */
+/*
+ * One run of the decoded program under a variant (NULL: the default), in a session kept
+ * across execs and reset in between (pt_session_reset(): what the exec touched, nothing
+ * more; a reset session gives a fresh one's verdict and state hash, tests/test_session_reset.c).
+ */
 static void run(const struct pt_program *p, const char *variant, struct verdict *out)
 {
-	struct pt_session *s = pt_session_new(&p->h);
-	if (!s)
+	static struct pt_session *kept[2];
+	struct pt_session **slot = &kept[variant != NULL];
+	if (!*slot)
+		*slot = pt_session_new(&p->h);
+	else if (pt_session_reset(*slot, &p->h))
 		abort();	/* the decoder makes only valid headers */
+	struct pt_session *s = *slot;
+	if (!s)
+		abort();
 	if (variant && pt_session_set_variant(s, variant))
 		abort();
 	for (unsigned i = 0; i < p->n; i++)
@@ -129,7 +139,6 @@ static void run(const struct pt_program *p, const char *variant, struct verdict 
 		out->n++;
 	}
 	out->hash = pt_session_hash(s);
-	pt_session_free(s);
 }
 
 static bool has_sig(const struct verdict *v, const char *sig)

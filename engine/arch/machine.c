@@ -41,6 +41,19 @@ struct pend_store {
 	uint8_t op_open;
 };
 
+/* cpu's stores up to store sequence `upto`, observed by another CPU */
+struct drain {
+	uint16_t cpu;
+	uint64_t upto;
+};
+
+/* What a lock release publishes: the releasing CPU's stores, and those it observed itself
+ * (through locks it took) and has not completed with a DSB since: cumulativity, transitively */
+struct release_set {
+	struct drain *e;
+	uint32_t n, cap;
+};
+
 struct pend_tlbi {
 	uint8_t op;
 	uint8_t ttl;
@@ -71,7 +84,7 @@ struct cpu {
 	unsigned irq_depth;
 	/* stores of other CPUs observed through lock handoff: drained by this CPU's next DSB; one
 	 * entry per releasing CPU (the furthest store observed), so no handoff is ever dropped */
-	struct { uint16_t cpu; uint64_t upto; } drain[PT_MAX_CPUS];
+	struct drain drain[PT_MAX_CPUS];
 	uint32_t ndrain;
 };
 
@@ -123,7 +136,8 @@ struct pt_machine {
 	uint32_t kernel_root;
 
 	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
-	struct hmap releases;		/* key(class, key) -> releasing cpu << 48 | store sequence */
+	struct hmap releases;		/* key(class, key) -> index in relsets: the last release */
+	VEC(struct release_set) relsets;
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
@@ -1046,23 +1060,34 @@ static uint64_t lock_key(unsigned cls, uint64_t key)
 }
 
 /* Last release of a lock: who released it, and how far its stores went (cumulativity). */
-struct release { uint16_t cpu; uint64_t sseq; };
-
-/* c observed by = cpu's stores up to store sequence upto; a later handoff from the same CPU
- * covers an earlier one (its stores are drained in order), so one entry per CPU suffices. */
-static void observe_release(struct cpu *c, uint16_t by, uint64_t upto)
+/* Add (cpu, upto) to a set of observed stores: one entry per CPU (a later handoff from the
+ * same CPU covers an earlier one); false if the set is full. */
+static bool drain_add(struct drain *set, uint32_t *n, uint32_t cap, uint16_t cpu, uint64_t upto)
 {
-	for (uint32_t i = 0; i < c->ndrain; i++) {
-		if (c->drain[i].cpu == by) {
-			if (c->drain[i].upto < upto)
-				c->drain[i].upto = upto;
-			return;
+	for (uint32_t i = 0; i < *n; i++) {
+		if (set[i].cpu == cpu) {
+			if (upto > set[i].upto)
+				set[i].upto = upto;
+			return true;
 		}
 	}
-	assert(c->ndrain < PT_MAX_CPUS);
-	c->drain[c->ndrain].cpu = by;
-	c->drain[c->ndrain].upto = upto;
-	c->ndrain++;
+	if (*n == cap)
+		return false;
+	set[*n].cpu = cpu;
+	set[*n].upto = upto;
+	(*n)++;
+	return true;
+}
+
+static void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
+{
+	if (rs->n == rs->cap) {
+		rs->cap = rs->cap ? 2 * rs->cap : 4;
+		rs->e = realloc(rs->e, rs->cap * sizeof(*rs->e));
+		if (!rs->e)
+			abort();
+	}
+	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
 }
 
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
@@ -1087,12 +1112,17 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 		OBS(m, lock, ev, contended);
 		if (!contended) {
 			hmap_set(&m->locks, k, cur);
-			/* acquire after another CPU's release: its earlier stores are observed by this CPU,
-			 * so this CPU's DSB completes them too (DSB cumulativity, Arm ARM B2.3) */
+			/* acquire after another CPU's release: its earlier stores, and those it had
+			 * observed itself, are observed by this CPU, so this CPU's DSB completes them
+			 * too (DSB cumulativity, Arm ARM B2.3) */
 			uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
 			struct cpu *c = &m->cpu[ev->cpu];
-			if (rel != HMAP_EMPTY && (rel >> 48) != ev->cpu)
-				observe_release(c, (uint16_t)(rel >> 48), rel & ((1ull << 48) - 1));
+			if (rel != HMAP_EMPTY) {
+				const struct release_set *rs = &m->relsets.v[rel];
+				for (uint32_t i = 0; i < rs->n; i++)
+					if (rs->e[i].cpu != ev->cpu)
+						drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->e[i].cpu, rs->e[i].upto);
+			}
 		}
 	} else {
 		if (cur == HMAP_EMPTY)
@@ -1102,7 +1132,20 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 			hmap_set(&m->locks, k, (cur & ~0xffffull) | (readers - 1));
 		else
 			hmap_del(&m->locks, k);
-		hmap_set(&m->releases, k, (uint64_t)ev->cpu << 48 | (m->sseq & ((1ull << 48) - 1)));
+		uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
+		if (rel == HMAP_EMPTY) {
+			struct release_set z = { 0 };
+			VEC_PUSH(m->relsets, z);
+			rel = m->relsets.n - 1;
+			hmap_set(&m->releases, k, rel);
+		}
+		/* what this CPU stored and what it observed from others before the release */
+		const struct cpu *c = &m->cpu[ev->cpu];
+		struct release_set *rs = &m->relsets.v[rel];
+		rs->n = 0;
+		release_set_add(rs, (uint16_t)ev->cpu, m->sseq);
+		for (uint32_t i = 0; i < c->ndrain; i++)
+			release_set_add(rs, c->drain[i].cpu, c->drain[i].upto);
 		OBS(m, lock, ev, false);
 	}
 }
@@ -1189,6 +1232,9 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
 	hmap_reset(&m->releases, LOG2_LOCKS);
+	for (uint32_t i = 0; i < m->relsets.n; i++)
+		free(m->relsets.v[i].e);
+	m->relsets.n = 0;
 	hmap_reset(&m->parked, LOG2_PARKED);
 	m->parked_ops.n = 0;
 	m->last_cpu = 0;
@@ -1240,6 +1286,9 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->rmap);
 	hmap_destroy(&m->locks);
 	hmap_destroy(&m->releases);
+	for (uint32_t i = 0; i < m->relsets.n; i++)
+		free(m->relsets.v[i].e);
+	free(m->relsets.v);
 	hmap_destroy(&m->parked);
 	free(m->parked_ops.v);
 	free(m);
@@ -1690,6 +1739,12 @@ uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_
 {
 	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
 	return ps->op_open ? ps->op : 0;
+}
+
+unsigned pt_machine_pending_kind(const struct pt_machine *m, unsigned cpu, uint32_t i)
+{
+	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
+	return ps->op_open ? ps->op_kind : PT_OP_OTHER;
 }
 
 unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }

@@ -231,6 +231,9 @@ void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, ui
 			uint64_t *val);
 /*! pt_machine_pending_op() : the id of the operation that made pending store i of cpu (0: none). */
 uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_t i);
+/*! pt_machine_pending_kind() : the kind of the operation that made pending store i of cpu
+ * (enum pt_op_kind; PT_OP_OTHER outside any operation). */
+unsigned pt_machine_pending_kind(const struct pt_machine *m, unsigned cpu, uint32_t i);
 /*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live? */
 bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level);
 /*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */

@@ -708,6 +708,36 @@ static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, un
 	       "before a barrier on the zeroing CPU made its zeroing visible");
 }
 
+/*
+ * Is entry (f, idx) being cleared by a lazily flushed kernel unmap?  Its newest store, still in
+ * some CPU's store buffer, is an invalid entry written by vunmap() or vfree().  Such a clear
+ * needs no barrier of its own (__set_pte_complete(): only valid kernel entries get dsb+isb),
+ * and vfree() frees the pages right after it: until __purge_vmap_area_lazy() flushes the VA,
+ * nothing may use it, so the page may be freed, reused and freed again meanwhile, by any CPU
+ * and any later operation (mm/vmalloc.c: free_vmap_area_noflush()).  The same exemption as a
+ * stale fact stamped lazy, for a clear not yet visible.
+ */
+static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx)
+{
+	uint64_t latest = pt_machine_entry_latest(m, f, idx);
+	if (pt_desc_valid(latest))
+		return false;
+	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
+		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
+			uint32_t pf;
+			unsigned pidx;
+			uint64_t val;
+			pt_machine_pending(m, k, i, &pf, &pidx, &val);
+			if (pf != f || pidx != idx || val != latest)
+				continue;
+			unsigned kind = pt_machine_pending_kind(m, k, i);
+			if (kind == PT_OP_VUNMAP || kind == PT_OP_VFREE)
+				return true;
+		}
+	}
+	return false;
+}
+
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 {
 	struct pt_checker *c = ctx;
@@ -802,9 +832,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		struct pt_stale s = { 0 };
 		if (va >= PT_LINEAR_MAP_START && va < PT_LINEAR_MAP_END)
 			continue;	/* the linear map aliases all of RAM, allocated or free */
-		const struct pt_opctx *op = pt_machine_op(m, cpu);
-		if (op->open && (op->kind == PT_OP_VUNMAP || op->kind == PT_OP_VFREE) && kernel_va(va) &&
-		    pt_machine_entry_latest(m, tf, idx) != d)
+		if (kernel_va(va) && lazily_cleared(m, tf, idx))
 			continue;	/* vfree: unmapped without a flush, freed; the lazy purge flushes */
 		if (!pp->live) {
 			stale_from_pos(c, &s, pp);

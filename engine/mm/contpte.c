@@ -405,10 +405,12 @@ bool ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, struct 
 uint64_t ptep_clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 			  uint64_t ptep)
 {
-	/* mm/pgtable-generic.c: only an entry the walker could have cached needs the flush
-	 * (arm64 pte_accessible() = pte_valid() without a pending batched flush) */
+	/* mm/pgtable-generic.c: only an entry the walker could have cached needs the flush.
+	 * arm64 pte_accessible(): pte_valid(), or pte_present() while an mmu_gather of the mm
+	 * has not flushed yet (mm_tlb_flush_pending()): a PROT_NONE entry a racing NUMA scan
+	 * just wrote may still be cached in its old, valid form */
 	uint64_t pte = ptep_get_and_clear(mm, t, s, addr, ptep);
-	if (pte_valid(pte))
+	if (pte_valid(pte) || (s->tlb_flush_pending && pte_present(pte)))
 		flush_tlb_page(mm, t, s, addr);
 	return pte;
 }

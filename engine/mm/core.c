@@ -591,9 +591,14 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 	}
 	mm->nspace++;
 	s->asid = asid;
-	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it */
+	/* pgd_alloc(): a zeroed root, visible before TTBR0 points at it.  The mm exists before any
+	 * thread runs in it (fork/exec made it): its creation is no point where threads interleave,
+	 * or a second thread would create the same address space again */
+	struct mm_thread *running = mm->running;
+	mm->running = NULL;
 	s->pgd = mm_alloc_table(mm, t, 0);
 	mm_dsb(mm, t, PT_BAR_ISHST);
+	mm->running = running;
 	mm_switch_to(mm, t, s);
 	return s;
 }
@@ -726,6 +731,7 @@ static void space_reset(struct mm_space *s)
 	s->asid = 0;
 	s->pgd = 0;
 	s->nvma = 0;
+	s->tlb_flush_pending = 0;
 	ref_map_reset(&s->ref);
 }
 
@@ -739,6 +745,7 @@ void mm_model_reset(struct mm_model *mm)
 		mm->cur_asid[i] = 0;
 	}
 	mm->running = NULL;
+	mm->op_seq = 0;
 	space_reset(&mm->kernel);
 	/* user spaces stay allocated past nspace, for mm_space_get() to take again */
 	for (uint32_t i = 0; i < mm->nspace; i++)

@@ -81,6 +81,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
 	memset(tlb, 0, sizeof(*tlb));
 	tlb->s = s;
 	__tlb_reset_range(tlb);
+	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
 }
 
 static void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size)
@@ -269,6 +270,7 @@ static void tlb_end_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gat
 static void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
 {
 	tlb_flush_mmu(mm, t, tlb);
+	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
 	free(tlb->pages);
 	free(tlb->tables);
 	tlb->pages = NULL;
@@ -394,6 +396,8 @@ static unsigned zap_present_ptes(struct mm_model *mm, struct mm_thread *t, struc
 	unsigned nr = folio_pte_batch(mm, t, ptep, ptent, max_nr);
 	/* get_and_clear_full_ptes() unfolds a contpte block the batch covers only in part */
 	get_and_clear_full_ptes(mm, t, tlb->s, addr, ptep, nr);
+	/* the pages go now, under the PTL (racing faults and scans see them gone from here on) */
+	ref_clear_range(tlb->s, addr, addr + (uint64_t)nr * PAGE_SIZE);
 	tlb_remove_tlb_entries(tlb, addr, nr);
 	__tlb_remove_folio_pages(mm, tlb, desc_pa(ptent), nr);
 	return nr;
@@ -437,6 +441,7 @@ static bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_ga
 		return false;
 	}
 	mm_xchg(mm, t, pmdp, 0);		/* pmdp_huge_get_and_clear_full() */
+	ref_clear_range(tlb->s, ALIGN_DOWN(addr, PMD_SIZE), ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE);
 	tlb_remove_pmd_tlb_entry(tlb, addr);
 	/* zap_deposited_table(): never hooked, so no walker can hold it: freed at once */
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
@@ -857,6 +862,22 @@ static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm
 
 /* ---- madvise ---- */
 
+/* (va, word) pairs of the reference, as they were */
+struct ref_snapshot { uint64_t n, cap, *w; };
+
+static void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word)
+{
+	struct ref_snapshot *x = ctx;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->w = realloc(x->w, 2 * x->cap * sizeof(*x->w));
+		if (!x->w)
+			abort();
+	}
+	x->w[2 * x->n] = va;
+	x->w[2 * x->n++ + 1] = word;
+}
+
 /*
  * zap_page_range_single() (madvise_dontneed_single_vma()): the pages go, the VMA
  * and the page tables stay; the next touch faults in a fresh page.
@@ -864,11 +885,20 @@ static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm
 static void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
 				  const struct vma_range *v)
 {
+	/* the reference of the range as the zap starts.  Each page's goes as the zap clears its
+	 * entry; a page a racing fault maps again after that (both under mmap_lock for read) is
+	 * the fault's, and stays; what is left unchanged at the end goes (a missed entry shows) */
+	struct ref_snapshot snap = { 0 };
+	ref_for_each(s, v->start, v->end, ref_snapshot_add, &snap);
+	uint64_t n = snap.n, *was = snap.w;
 	struct mmu_gather tlb;
 	tlb_gather_mmu(&tlb, s);
 	unmap_single_vma(mm, t, &tlb, v);
 	tlb_finish_mmu(mm, t, &tlb);
-	ref_clear_range(s, v->start, v->end);
+	for (uint64_t i = 0; i < n; i++)
+		if (ref_get(s, was[2 * i]) == was[2 * i + 1])
+			ref_clear_range(s, was[2 * i], was[2 * i] + PAGE_SIZE);
+	free(was);
 }
 
 static void madvise_update_vma_flags(struct mm_space *s, uint64_t start, uint64_t end, uint32_t set,

@@ -131,6 +131,7 @@ struct mm_space {
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
 	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
+	unsigned tlb_flush_pending;	/* mm->tlb_flush_pending: mmu_gathers not yet finished */
 };
 
 struct coro;
@@ -144,11 +145,17 @@ struct mm_thread {
 	struct mm_model *owner;
 	struct coro *co;
 	struct pt_event *queue;		/* ops-level events waiting to run */
+	uint64_t *qseq;			/* the order each was issued in (mm_model.op_seq) */
 	uint32_t qhead, qn, qcap;
+	uint64_t cur_seq;		/* that of the op running (or waiting) */
 	uint64_t budget;		/* scheduling points left in this slice (UINT64_MAX: unlimited) */
 	unsigned budget_on;		/* enum pt_sched_on: which points count */
 	bool blocked;			/* waiting for a lock */
 	bool busy;			/* in the middle of an op */
+	/* a CPU's built-in thread running direct ops on its own stack because another thread
+	 * was suspended mid-op when they were issued: they may have to wait for its locks */
+	bool implicit;
+	int rc;				/* what the last op it ran returned */
 	uint64_t steps_total;		/* scheduling points passed, ever */
 	bool lazy_mmu;			/* TIF_LAZY_MMU */
 	bool lazy_pending;		/* TIF_LAZY_MMU_PENDING */
@@ -156,6 +163,8 @@ struct mm_thread {
 	uint64_t steps, bound;		/* loop steps of the current op, and its bound (I11) */
 	bool hung;			/* the bound was exceeded: routines unwind */
 	const char *site;		/* the routine running (signatures) */
+	const struct pt_event *op_ev;	/* the op running (or waiting), and its address space */
+	struct mm_space *op_space;
 };
 
 #define MM_MAX_THREADS PT_MAX_THREADS	/* the reader refuses more (PT_ERR_REF) */
@@ -172,6 +181,7 @@ struct mm_model {
 	struct mm_thread *on_cpu[PT_MAX_CPUS];	/* the thread ops-level events of a CPU go to */
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
+	uint64_t op_seq;			/* ops queued so far */
 	struct coro *main_co;
 	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,
 	 * for the next threads to run on */
@@ -204,6 +214,9 @@ void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+/*! mm_run_direct() : run a direct op (t is its CPU's unscheduled built-in thread) as a real CPU
+ * would: at once, or, if it must wait for a lock a suspended thread holds, as soon as it is free. */
+int mm_run_direct(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
 void mm_sched_init(struct mm_model *mm);
 void mm_sched_free(struct mm_model *mm);
 /*! mm_sched_reset() : drop every thread's coroutine, queue and state (threads may be mid-op). */
@@ -350,6 +363,9 @@ uint64_t ref_prot(unsigned prot);
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags);
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end);
 uint64_t ref_get(const struct mm_space *s, uint64_t va);
+/*! ref_for_each() : fn(ctx, va, word) for every page of [start, end) the reference holds. */
+void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
+		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx);
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len);
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot);
 /*!

@@ -254,6 +254,7 @@ static void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
 {
 	tlb->s = s;
 	__tlb_reset_range(tlb);
+	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
 }
 
 /* tlb_flush_pte_range(): pte_needs_flush() is always true on arm64 */
@@ -290,6 +291,7 @@ static void tlb_flush_mmu_tlbonly(struct mm_model *mm, struct mm_thread *t, stru
 static void tlb_end_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
 {
 	tlb_flush_mmu_tlbonly(mm, t, tlb);
+	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
 }
 
 static void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
@@ -325,20 +327,39 @@ static void change_present_ptes(struct prot_op *op, uint64_t addr, uint64_t ptep
 	tlb_flush_pte_range(op->tlb, addr, (uint64_t)nr_ptes * PAGE_SIZE);
 }
 
-static void change_pte_range(struct prot_op *op, uint64_t pmdp, uint64_t addr, uint64_t end)
+/*
+ * pte_offset_map_lock() (mm/pgtable-generic.c, __pte_offset_map_lock()): the PTE table
+ * under pmdp with its PTL held, or 0 if the PMD is not a table now (none, or a THP: a
+ * racing fault or split).  The PMD is read locklessly, then rechecked under the PTL; if it
+ * changed meanwhile the lock is dropped and it is read again.
+ */
+static uint64_t pte_offset_map_lock(struct mm_model *mm, struct mm_thread *t, uint64_t pmdp)
+{
+	for (bool retry = false; !retry || mm_step(mm, t); retry = true) {
+		uint64_t pmd = mm_read(mm, t, pmdp);	/* pmdp_get_lockless() */
+		if (!pte_valid(pmd) || !pmd_table(pmd))
+			return 0;
+		uint64_t table = desc_pa(pmd);
+		mm_lock(mm, t, PT_LOCK_PTL, table, true);
+		if (mm_read(mm, t, pmdp) == pmd)	/* pmd_same() */
+			return table;
+		mm_unlock(mm, t, PT_LOCK_PTL, table);
+	}
+	return 0;
+}
+
+/* change_pte_range(): the PTEs of [addr, end) under one PMD; -EAGAIN if the PMD is no
+ * longer a PTE table, for change_pmd_range() to look at it again */
+static int change_pte_range(struct prot_op *op, uint64_t pmdp, uint64_t addr, uint64_t end)
 {
 	struct mm_model *mm = op->mm;
 	struct mm_thread *t = op->t;
 	const char *prev = mm_site(mm, t, "change_pte_range");
+	int ret = 0;
 
-	/* pte_offset_map_lock(): the table, then its PTL, then the PMD rechecked under it */
-	uint64_t pmd = mm_read(mm, t, pmdp);
-	if (!pte_valid(pmd) || !pmd_table(pmd))
-		goto out;
-	uint64_t table = desc_pa(pmd);
-	mm_lock(mm, t, PT_LOCK_PTL, table, true);
-	if (mm_read(mm, t, pmdp) != pmd) {
-		mm_unlock(mm, t, PT_LOCK_PTL, table);
+	uint64_t table = pte_offset_map_lock(mm, t, pmdp);
+	if (!table) {
+		ret = -EAGAIN;
 		goto out;
 	}
 	arch_enter_lazy_mmu_mode(mm, t);
@@ -368,6 +389,7 @@ static void change_pte_range(struct prot_op *op, uint64_t pmdp, uint64_t addr, u
 	mm_unlock(mm, t, PT_LOCK_PTL, table);
 out:
 	mm_site(mm, t, prev);
+	return ret;
 }
 
 /* ---- the upper levels ---- */
@@ -425,6 +447,7 @@ static void change_pmd_range(struct prot_op *op, uint64_t pudp, uint64_t addr, u
 	struct mm_thread *t = op->t;
 	uint64_t pmdp = pt_entry_pa(desc_pa(mm_read(mm, t, pudp)), 2, addr), next;
 	do {
+again:
 		if (!mm_step(mm, t))
 			break;
 		next = pmd_addr_end(addr, end);
@@ -440,7 +463,10 @@ static void change_pmd_range(struct prot_op *op, uint64_t pudp, uint64_t addr, u
 			}
 			/* fall through: the THP was just split */
 		}
-		change_pte_range(op, pmdp, addr, next);
+		/* the PMD changed under us (zapped, refaulted as a THP, split): look at it again,
+		 * as the kernel does, rather than leave its PTEs unprotected */
+		if (change_pte_range(op, pmdp, addr, next) < 0 && !t->hung)
+			goto again;
 	} while (pmdp += 8, addr = next, addr != end);
 }
 

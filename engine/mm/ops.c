@@ -53,10 +53,11 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + 4096;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
-	if (d->kernel)
-		mm_kernel(mm, t);
-	else
-		mm_space_get(mm, t, ev->asid);
+	/* what the op works on, for the reference checks of the ops that run beside it (ref.c) */
+	const struct pt_event *outer_ev = t->op_ev;
+	struct mm_space *outer_space = t->op_space;
+	t->op_space = d->kernel ? mm_kernel(mm, t) : mm_space_get(mm, t, ev->asid);
+	t->op_ev = ev;
 	struct pt_event b = { .kind = PT_EV_BEGIN, .op = (uint8_t)d->kind, .va = ev->va, .len = ev->len,
 			      .asid = d->kernel ? 0 : (ev->asid ? ev->asid : 1),
 			      .len2 = 64 * (pages + 1) + 4096 };	/* the arch-level step bound */
@@ -67,6 +68,8 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	struct pt_event e = { .kind = PT_EV_END, .len = (uint64_t)rc };
 	mm_emit(mm, t, &e);
 	mm_site(mm, t, NULL);
+	t->op_ev = outer_ev;	/* an interrupt's op returns to the one it interrupted */
+	t->op_space = outer_space;
 	return rc;
 }
 
@@ -114,7 +117,9 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
 		return mm_sched_event(mm, ev);
 	/* an interrupt arrives now, on top of whatever the CPU's thread is doing */
-	if (t->scheduled && ev->kind != PT_EV_IRQ)
+	if (ev->kind == PT_EV_IRQ)
+		return mm_run_op(mm, t, ev);
+	if (t->scheduled && !t->implicit)
 		return mm_queue_op(mm, t, ev);
-	return mm_run_op(mm, t, ev);
+	return mm_run_direct(mm, t, ev);
 }

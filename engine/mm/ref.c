@@ -179,6 +179,26 @@ void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 	}
 }
 
+void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
+		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx)
+{
+	const struct ref_map *r = &s->ref;
+	if (end <= start)
+		return;
+	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
+	for (uint32_t ci = 0; ci < r->nchunk; ci++) {
+		const struct ref_chunk *c = r->chunk[ci];
+		if (c->key < first || c->key > last)
+			continue;
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
+				if (va >= start && va < end)
+					fn(ctx, va, c->word[w * 64 + (unsigned)__builtin_ctzll(b)]);
+			}
+	}
+}
+
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 {
 	/* copy out first: the ranges may overlap */
@@ -293,11 +313,71 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 	return mapped;
 }
 
+/*
+ * The ranges of s that other ops are in the middle of changing.  Ops that share the mmap lock
+ * for read (faults, MADV_DONTNEED/FREE/PAGEOUT, the NUMA scan, pageout) run side by side; the
+ * reference of a page another op is still working on is what that op makes of it, known only
+ * when it returns, and its own check at its end judges the page.  An op's range counts out to
+ * whole PMDs (a THP it splits or pages out), and for mremap the destination too.
+ */
+#define FLUX_MAX (2 * (PT_MAX_CPUS + MM_MAX_THREADS))
+struct flux {
+	unsigned n;
+	bool all;		/* a vfree: its area is named by its address only */
+	uint64_t lo[FLUX_MAX], hi[FLUX_MAX];
+};
+
+static void flux_add_op(struct flux *x, const struct mm_thread *o, const struct mm_thread *self,
+			const struct mm_space *s)
+{
+	const struct pt_event *ev = o->op_ev;
+	if (o == self || !o->busy || !ev || o->op_space != s)
+		return;
+	if (ev->kind == PT_EV_VFREE) {
+		x->all = true;
+		return;
+	}
+	uint64_t len = ev->len ? ev->len : PAGE_SIZE;
+	x->lo[x->n] = ALIGN_DOWN(ev->va, PMD_SIZE);
+	x->hi[x->n++] = ALIGN_UP(ev->va + len, PMD_SIZE);
+	if (ev->kind == PT_EV_MREMAP) {
+		x->lo[x->n] = ALIGN_DOWN(ev->va2, PMD_SIZE);
+		x->hi[x->n++] = ALIGN_UP(ev->va2 + ev->len2, PMD_SIZE);
+	}
+}
+
+/* NULL if no other op on s is in flight (the common case: nothing to skip) */
+static const struct flux *flux_of(struct mm_model *mm, const struct mm_thread *self, const struct mm_space *s,
+				  struct flux *x)
+{
+	x->n = 0;
+	x->all = false;
+	for (unsigned i = 0; i < mm->ncpus; i++)
+		flux_add_op(x, &mm->thread[i], self, s);
+	for (unsigned i = 0; i < mm->nextra; i++)
+		flux_add_op(x, mm->extra[i], self, s);
+	return x->n || x->all ? x : NULL;
+}
+
+static bool in_flux(const struct flux *x, uint64_t va)
+{
+	if (!x)
+		return false;
+	if (x->all)
+		return true;
+	for (unsigned i = 0; i < x->n; i++)
+		if (va >= x->lo[i] && va < x->hi[i])
+			return true;
+	return false;
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
 static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
-			   struct walk_cache *wc)
+			   struct walk_cache *wc, const struct flux *fx)
 {
+	if (in_flux(fx, va))
+		return true;
 	uint64_t want = ref_get(s, va);
 	struct pt_walk_result r;
 	bool mapped = walk_page(mm, s, va, wc, &r);
@@ -331,6 +411,7 @@ struct leaf_scan {
 	struct mm_space *s;
 	uint64_t start, end;
 	const char *opname;
+	const struct flux *fx;
 	bool ok;
 	struct walk_cache wc;
 };
@@ -342,7 +423,7 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
 	uint64_t hi = va + size < x->end ? va + size : x->end;
 	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
-		if (!ref_check_page(x->mm, x->s, a, x->opname, &x->wc)) {
+		if (!ref_check_page(x->mm, x->s, a, x->opname, &x->wc, x->fx)) {
 			x->ok = false;
 			return false;
 		}
@@ -352,12 +433,13 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
 	       const char *opname)
 {
-	(void)t;
+	struct flux fbuf;
+	const struct flux *fx = flux_of(mm, t, s, &fbuf);
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
 	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end;) {
-			if (!ref_check_page(mm, s, va, opname, &wc))
+			if (!ref_check_page(mm, s, va, opname, &wc, fx))
 				return false;
 			va += PAGE_SIZE;
 			/* the rest of an entry that maps nothing agrees wherever the reference has no
@@ -373,7 +455,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
 	 * every page the reference has in it (work proportional to the mappings, not the range) */
-	struct leaf_scan x = { mm, s, start, end, opname, true, { 0 } };
+	struct leaf_scan x = { mm, s, start, end, opname, fx, true, { 0 } };
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
@@ -382,7 +464,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
 				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
-				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, &wc))
+				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, &wc, fx))
 					return false;
 			}
 	}

@@ -18,6 +18,19 @@
  * thread wait: it yields, and resumes only when the lock is free, so a
  * schedule cannot break mutual exclusion.  At the end of the trace every
  * queued op runs to completion, threads taking turns in tid order.
+ *
+ * An op issued directly on a CPU (no scheduled thread there) runs at once, to
+ * its end, on the main stack — unless another thread is suspended in the
+ * middle of an op, and so may hold a lock the direct op needs.  Then it runs
+ * on the CPU's built-in thread, now *implicit*, on its own stack, as far as
+ * it can: if it has to wait for a lock, it stays queued, with the ops the
+ * trace issues on that CPU after it, and resumes as soon as the lock is free
+ * (after the `sched` slice or `migrate` that freed it, or at the end of the
+ * trace; a cycle of waits is the I11 deadlock verdict).  A real CPU would
+ * block in the same place; the lock is never broken.  Waiting direct ops run
+ * one at a time, each to its end (or its next wait), the earliest issued
+ * first, so direct ops never interleave with each other.  Once its queue is
+ * empty the thread is a plain built-in thread again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,10 +65,13 @@ static void thread_body(void *arg)
 	struct mm_model *mm = t->owner;
 	for (;;) {
 		while (t->qhead < t->qn) {
+			t->cur_seq = t->qseq[t->qhead];
 			struct pt_event ev = t->queue[t->qhead++];
 			t->busy = true;
-			mm_run_op(mm, t, &ev);
+			t->rc = mm_run_op(mm, t, &ev);
 			t->busy = false;
+			if (t->implicit)
+				yield(mm, t);	/* direct ops run one at a time, in issue order */
 		}
 		t->qhead = t->qn = 0;
 		yield(mm, t);
@@ -65,13 +81,15 @@ static void thread_body(void *arg)
 static void start_thread(struct mm_model *mm, struct mm_thread *t)
 {
 	t->owner = mm;
-	if (mm->nco_pool) {
-		t->co = mm->co_pool[--mm->nco_pool];
-		coro_reinit(t->co, thread_body, t);
-	} else {
-		if (!(t->co = malloc(sizeof(*t->co))))
-			abort();
-		coro_init(t->co, STACK_SIZE, thread_body, t);
+	if (!t->co) {	/* an implicit thread keeps its stack, parked in thread_body() */
+		if (mm->nco_pool) {
+			t->co = mm->co_pool[--mm->nco_pool];
+			coro_reinit(t->co, thread_body, t);
+		} else {
+			if (!(t->co = malloc(sizeof(*t->co))))
+				abort();
+			coro_init(t->co, STACK_SIZE, thread_body, t);
+		}
 	}
 	t->scheduled = true;
 	t->budget = 0;
@@ -138,17 +156,92 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 	}
 }
 
+/* The issue order of the op an implicit thread runs next (or waits in). */
+static uint64_t next_seq(const struct mm_thread *t)
+{
+	return t->busy ? t->cur_seq : t->qseq[t->qhead];
+}
+
+/* Run an implicit thread's next op to its end, or until it waits for a lock; with nothing left
+ * it is a plain built-in thread again.  True if it got anywhere. */
+static bool run_implicit(struct mm_model *mm, struct mm_thread *t)
+{
+	uint32_t qhead = t->qhead;
+	bool busy = t->busy;
+	bool moved = run_slice(mm, t, PT_SCHED_ANY, 0) || t->qhead != qhead || t->busy != busy;
+	if (!has_work(t))
+		t->scheduled = t->implicit = false;
+	return moved;
+}
+
+/* Direct ops that wait run as soon as they can, one op at a time, the earliest issued first,
+ * until every implicit thread left waits for a lock.  True if any got anywhere. */
+static bool resume_implicit(struct mm_model *mm)
+{
+	bool any = false;
+	for (uint64_t after = 0;;) {
+		/* the earliest op, issued after `after`, of an implicit thread */
+		struct mm_thread *best = NULL;
+		for (unsigned i = 0; i < mm->ncpus; i++) {
+			struct mm_thread *t = &mm->thread[i];
+			if (t->implicit && has_work(t) && next_seq(t) >= after &&
+			    (!best || next_seq(t) < next_seq(best)))
+				best = t;
+		}
+		if (!best)
+			return any;
+		uint64_t seq = next_seq(best);
+		if (run_implicit(mm, best)) {
+			any = true;
+			after = 0;	/* an op ran: the earliest may go on now */
+		} else {
+			after = seq + 1;	/* it waits: try the next one */
+		}
+	}
+}
+
+static bool other_busy(const struct mm_model *mm, const struct mm_thread *self)
+{
+	for (unsigned i = 0; i < mm->ncpus; i++)
+		if (&mm->thread[i] != self && mm->thread[i].scheduled && has_work(&mm->thread[i]))
+			return true;
+	for (unsigned i = 0; i < mm->nextra; i++)
+		if (mm->extra[i]->scheduled && has_work(mm->extra[i]))
+			return true;
+	return false;
+}
+
+int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
+
+int mm_run_direct(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	if (!t->scheduled && !other_busy(mm, t))
+		return mm_run_op(mm, t, ev);	/* nobody can hold a lock it needs: run it here */
+	if (!t->scheduled) {
+		start_thread(mm, t);
+		t->implicit = true;
+	}
+	mm_queue_op(mm, t, ev);
+	if (t->blocked)
+		return 0;	/* behind an op that waits: it runs when that one can go on */
+	resume_implicit(mm);
+	return t->implicit ? 0 : t->rc;
+}
+
 int mm_queue_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	(void)mm;
+	if (!has_work(t))
+		t->qhead = t->qn = 0;
 	if (t->qn == t->qcap) {
 		t->qcap = t->qcap ? t->qcap * 2 : 16;
 		t->queue = realloc(t->queue, t->qcap * sizeof(*t->queue));
-		if (!t->queue)
+		t->qseq = realloc(t->qseq, t->qcap * sizeof(*t->qseq));
+		if (!t->queue || !t->qseq)
 			abort();
 	}
 	t->queue[t->qn] = *ev;
 	t->queue[t->qn].text = NULL;
+	t->qseq[t->qn] = ++mm->op_seq;
 	t->qn++;
 	return 0;
 }
@@ -166,8 +259,9 @@ int mm_sched_event(struct mm_model *mm, const struct pt_event *ev)
 			t->tid = ev->tid;
 			mm->extra[mm->nextra++] = t;
 		}
-		if (t->scheduled)
+		if (t->scheduled && !t->implicit)
 			return EEXIST;
+		t->implicit = false;	/* a built-in thread with direct ops left: they stay its own */
 		t->cpu = ev->cpu;
 		mm->on_cpu[ev->cpu] = t;
 		start_thread(mm, t);
@@ -178,6 +272,7 @@ int mm_sched_event(struct mm_model *mm, const struct pt_event *ev)
 	if (!t || !t->scheduled)
 		return EINVAL;
 	run_slice(mm, t, ev->op, ev->len);
+	resume_implicit(mm);	/* direct ops the slice unblocked */
 	return 0;
 }
 
@@ -198,6 +293,7 @@ bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev)
 		mm->on_cpu[t->cpu] = &mm->thread[t->cpu];
 	t->cpu = (unsigned)ev->len;
 	mm->on_cpu[t->cpu] = t;
+	resume_implicit(mm);
 	return true;
 }
 
@@ -215,12 +311,14 @@ struct drain { uint64_t progress; bool work; };
 static void drain_one(struct mm_model *mm, struct mm_thread *t, void *ctx)
 {
 	struct drain *d = ctx;
-	if (!t->scheduled || !has_work(t))
+	if (t->implicit && has_work(t))
+		d->work = true;	/* resume_implicit() runs them */
+	if (!t->scheduled || t->implicit || !has_work(t))
 		return;
 	d->work = true;
 	/* progress: scheduling points passed, or queued ops done (an op that finds nothing to do,
 	 * e.g. pageout of an unmapped address, may end without passing one) */
-	unsigned qhead = t->qhead, qn = t->qn;
+	uint32_t qhead = t->qhead, qn = t->qn;
 	d->progress += run_slice(mm, t, PT_SCHED_ANY, DRAIN_SLICE);
 	if (!has_work(t) || t->qhead != qhead || t->qn != qn)
 		d->progress++;
@@ -230,6 +328,8 @@ void mm_model_finish(struct mm_model *mm)
 {
 	for (;;) {
 		struct drain d = { 0, false };
+		if (resume_implicit(mm))
+			d.progress++;
 		for_each_thread(mm, drain_one, &d);
 		if (!d.work)
 			return;
@@ -253,6 +353,7 @@ static void free_thread(struct mm_model *mm, struct mm_thread *t, void *ctx)
 		free(t->co);
 	}
 	free(t->queue);
+	free(t->qseq);
 }
 
 void mm_sched_free(struct mm_model *mm)
