@@ -30,9 +30,14 @@ int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *
 	vma_insert(s, start, start + len, ev->prot, order, 0, mm->next_anon_id++);
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	if (ev->flags & PT_MAP_POPULATE) {
+		/* __mm_populate(): after do_mmap() dropped the lock for write, the faults run under
+		 * mmap_lock for read, like any fault; a munmap or mremap in between waits for them,
+		 * and a fault that finds the VMA gone stops (handle_mm_fault() fails) */
+		mm_lock(mm, t, PT_LOCK_MMAP, s->asid, false);
 		for (uint64_t a = start; a < start + len; a += PAGE_SIZE)
 			if (handle_mm_fault(mm, t, s, a, ev->prot & PT_PROT_WRITE) || !mm_step(mm, t))
 				break;
+		mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	}
 	ref_check(mm, t, s, start, start + len, "mmap");
 	return 0;
