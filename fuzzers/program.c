@@ -155,20 +155,28 @@ static struct thread *thread_on(struct dec *d, unsigned cpu)
 
 /*
  * The context an op issued on cpu runs in: the thread scheduled there (its ops queue and
- * run when the schedule says), or 0, the CPU itself (the op runs now).
+ * run when the schedule says), or the CPU itself.  Before the program has any thread an op
+ * on a CPU runs at once (context 0); after, it may have to wait for a lock a suspended
+ * thread holds, with that CPU's later ops queued behind it (engine/mm/sched.c): the CPU is
+ * then a context of its own, IMPLICIT | cpu.
  */
+#define IMPLICIT 0x80000000u
+
 static uint32_t context_of(struct dec *d, unsigned cpu, bool irq)
 {
 	struct thread *t = irq ? NULL : thread_on(d, cpu);
-	return t ? t->tid : 0;
+	if (t)
+		return t->tid;
+	return d->nthr && !irq ? IMPLICIT | cpu : 0;
 }
 
 /*
  * An op that needs what an earlier op made (a vfree its vmalloc, a hugetlb clear its
- * set) must run after it.  Ops queued to one thread run in order, and an op that ran at
- * once ran before anything issued later; an op of another context might overtake a
- * queued creator, so the dependent op is issued to the creator's thread (wherever it
- * runs now).  An interrupt runs at once: it may use only what ran already.
+ * set) must run after it.  Ops of one context run in order, and an op that ran at once
+ * ran before anything issued later; an op of another context might overtake a queued or
+ * waiting creator, so the dependent op is issued to the creator's context (its thread,
+ * wherever it runs now, or its CPU while no thread sits there).  An interrupt runs at
+ * once: it may use only what ran already.
  */
 static bool order_after(struct dec *d, uint32_t owner, struct pt_event *e, bool irq)
 {
@@ -176,6 +184,13 @@ static bool order_after(struct dec *d, uint32_t owner, struct pt_event *e, bool 
 		return true;
 	if (irq || d->literal)
 		return false;	/* a literal keeps its CPU */
+	if (owner & IMPLICIT) {
+		unsigned cpu = owner & ~IMPLICIT;
+		if (context_of(d, cpu, false) != owner)
+			return false;	/* a thread sits on that CPU now: no order to rely on */
+		e->cpu = (uint16_t)cpu;
+		return true;
+	}
 	for (unsigned i = 0; i < d->nthr; i++)
 		if (d->thr[i].tid == owner) {
 			e->cpu = d->thr[i].cpu;
