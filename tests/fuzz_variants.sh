@@ -11,16 +11,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
 for seed in "$root"/corpus/fuzz/ops_invariants/regressions-variants-*.bin; do
-	v=${seed##*/regressions-variants-}
-	v=${v%.bin}
-	src=$root/corpus/regressions/variants/$v.ptt
-	"$ptfuzz" convert "$src" "$tmp/$v.bin" 2>/dev/null
-	if ! cmp -s "$tmp/$v.bin" "$seed"; then
+	name=${seed##*/regressions-variants-}
+	name=${name%.bin}
+	src=$root/corpus/regressions/variants/$name.ptt
+	"$ptfuzz" convert "$src" "$tmp/$name.bin" 2>/dev/null
+	if ! cmp -s "$tmp/$name.bin" "$seed"; then
+		v=$name
 		echo "FAIL $v: the seed is not what ptfuzz convert makes of $src (run fuzzers/make_seeds.sh)"
 		fail=1
 		continue
 	fi
 	expect=$(grep -m1 '^# expect:' "$src" | sed 's/^# expect://')
+	# the variant the reproducer is for (its file may carry a suffix: NAME-beside-...)
+	v=$(grep -m1 '^# variant:' "$src" | sed 's/^# variant: *//')
 	env=
 	grep -q '^# expect-default:' "$src" && env=PTFUZZ_CONTRACTS=allow
 	out=$(env $env PTFUZZ_VARIANT="$v" "$regress" "$seed" 2>&1)
