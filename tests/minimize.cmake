@@ -2,7 +2,8 @@
 # `ptfuzz minimize` end to end (tests/minimize/run.sh), one behaviour each:
 #   ctest -R minimize.   ;   by hand: sh tests/minimize/run.sh PTFUZZ TEST_ENGINE SRC WORKDIR CASE
 # Each variant case buries that variant's reproducer (corpus/regressions/variants/) among
-# irrelevant ops and checks that the minimized trace is 1-minimal and keeps the signature.
+# irrelevant ops (on CPUs of their own; with @CPU, on that CPU of the reproducer and in its
+# address space) and checks that the minimized trace is 1-minimal and keeps the signature.
 set(PTFUZZ_MINIMIZE_CASES
   variant_mremap-leaf-only-flush
   variant_mremap-pmd-no-rmap-lock
@@ -11,6 +12,8 @@ set(PTFUZZ_MINIMIZE_CASES
   variant_pgtable-no-zero-dsb
   variant_lazy-mmu-irq
   variant_switch-to-no-dsb
+  variant_mremap-leaf-only-flush@0
+  variant_mprotect-batch-overrun@1
   arch_trace
   binary_stdin
   same_invariant

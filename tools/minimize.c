@@ -5,6 +5,7 @@
  * violation, judged by replaying each candidate through a fresh session.
  *
  * A round runs, in order:
+ *  0. whole groups: the events of one CPU, of one address space;
  *  1. ddmin over events: chunks of the trace removed at halving granularity;
  *     a thread's sched and migrate events go with its thread event, so that
  *     no candidate schedules a thread it never created;
@@ -129,6 +130,10 @@ static bool interesting(struct mz *z, const struct mz_trace *t)
 	z->st->replays++;
 	yes = mz_replay(t, c->variant, &c->target, NULL);
 	if (yes && c->variant && c->clean_by_default) {
+		if (z->st->replays >= c->max_replays) {
+			z->st->capped = true;
+			return false;
+		}
 		z->st->replays++;
 		yes = !mz_replay(t, NULL, &c->target, NULL);
 	}
@@ -152,6 +157,15 @@ static void accept(struct mz *z)
 static bool is_sched(const struct pt_event *ev)
 {
 	return ev->kind == PT_EV_SCHED || ev->kind == PT_EV_MIGRATE;
+}
+
+static bool has_key(const struct pt_event *ev, enum pt_field f)
+{
+	const struct pt_kind_schema *s = pt_kind_schema(ev->kind);
+	for (const struct pt_key *k = s ? s->keys : NULL; k && k->name; k++)
+		if (k->field == f)
+			return true;
+	return false;
 }
 
 /* owner[i]: the latest thread event before a sched / migrate for its tid */
@@ -181,6 +195,45 @@ static void build_kept(struct mz *z)
 		if (z->keep[i])
 			z->cand.ev[z->cand.n++] = z->cur.ev[i];
 	}
+}
+
+/*
+ * Before ddmin: whole groups at once, the events of one CPU, then those of one
+ * address space (asid=): a fuzzer's or a recording's unrelated work often
+ * runs on CPUs or in address spaces of its own, and one replay removes it.
+ */
+static bool drop_group(struct mz *z, bool by_cpu, unsigned value)
+{
+	for (size_t i = 0; i < z->cur.n; i++) {
+		const struct pt_event *ev = &z->cur.ev[i];
+		bool in = by_cpu ? ev->cpu == value : has_key(ev, PT_F_ASID) && ev->asid == value;
+		z->keep[i] = !in;
+	}
+	build_kept(z);
+	if (z->cand.n == z->cur.n || !interesting(z, &z->cand))
+		return false;
+	accept(z);
+	find_owners(z);
+	return true;
+}
+
+static bool pass_groups(struct mz *z)
+{
+	bool any = false;
+
+	z->st->pass = "cpus and address spaces";
+	find_owners(z);
+	for (unsigned cpu = 0; cpu < PT_MAX_CPUS && z->cur.n > 1 && !z->st->capped; cpu++)
+		any |= drop_group(z, /* by_cpu= */true, cpu);
+	static uint64_t used[(UINT16_MAX + 1) / 64];
+	memset(used, 0, sizeof(used));
+	for (size_t i = 0; i < z->cur.n; i++)
+		if (has_key(&z->cur.ev[i], PT_F_ASID))
+			used[z->cur.ev[i].asid / 64] |= 1ull << (z->cur.ev[i].asid % 64);
+	for (unsigned asid = 0; asid <= UINT16_MAX && z->cur.n > 1 && !z->st->capped; asid++)
+		if (used[asid / 64] & (1ull << (asid % 64)))
+			any |= drop_group(z, /* by_cpu= */false, asid);
+	return any;
 }
 
 /*
@@ -260,15 +313,6 @@ static bool pass_singles(struct mz *z)
 }
 
 /* ---- 3, 4. the schedule and the arguments ---- */
-
-static bool has_key(const struct pt_event *ev, enum pt_field f)
-{
-	const struct pt_kind_schema *s = pt_kind_schema(ev->kind);
-	for (const struct pt_key *k = s ? s->keys : NULL; k && k->name; k++)
-		if (k->field == f)
-			return true;
-	return false;
-}
 
 struct simpler {
 	struct pt_event ev[MAX_SIMPLER];
@@ -503,7 +547,8 @@ int mz_minimize(const struct mz_config *c, struct mz_trace *t, struct mz_stats *
 
 	truncate_after_target(&z);
 	for (bool changed = true; changed && !st->capped;) {
-		changed = pass_ddmin(&z);
+		changed = pass_groups(&z);
+		changed |= pass_ddmin(&z);
 		changed |= pass_singles(&z);
 		changed |= pass_simplify(&z, /* schedule= */true);
 		changed |= pass_simplify(&z, /* schedule= */false);

@@ -120,13 +120,16 @@ timeless() {
 
 # ---- variant reproducers buried among irrelevant ops ----
 
+# variant_case V [CPU]: the pad ops on two extra CPUs, or (CPU) on that CPU of the reproducer and
+# in its address space, where no group of events holds only pad ops
 variant_case() {
 	v=$1
+	mix=${2:-}
 	repro=$VARIANTS/$v.ptt
 	[ -f "$repro" ] || fail "no reproducer $repro"
 	sig=$(signatures --variant "$v" "$repro" | head -n 1)
 	[ -n "$sig" ] || fail "$repro shows nothing under $v"
-	awk -v n=300 -v seed=7 -f "$PAD" "$repro" >padded.ptt
+	awk -v n=300 -v seed=7 -v mix="$mix" -f "$PAD" "$repro" >padded.ptt
 	shows "$sig" --variant "$v" padded.ptt || fail "padded.ptt lost $sig: pad.awk is not irrelevant"
 	[ "$(events padded.ptt | wc -l)" -gt 300 ] || fail "padded.ptt is not padded"
 
@@ -260,6 +263,7 @@ case_usage_errors() {
 }
 
 case "$CASE" in
+variant_*@*) v=${CASE#variant_}; variant_case "${v%@*}" "${v#*@}" ;;
 variant_*) variant_case "${CASE#variant_}" ;;
 *) "case_$CASE" ;;
 esac
