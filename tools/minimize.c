@@ -76,7 +76,8 @@ static bool shows_new(const struct pt_session *s, unsigned *seen, const struct m
 /*
  * The single place a candidate runs.  A fresh session per candidate: a later
  * pt_session_reset() (cheaper than new + free) replaces the two calls here.
- * Violations are never withdrawn, so a replay can stop at the first match.
+ * Violations are never withdrawn, so a replay can stop feeding events at the
+ * first match.
  */
 bool mz_replay(const struct mz_trace *t, const char *variant, const struct mz_target *tg,
 	       struct pt_session **keep)
@@ -94,11 +95,10 @@ bool mz_replay(const struct mz_trace *t, const char *variant, const struct mz_ta
 	for (size_t i = 0; i < t->n && (keep || !hit); i++)
 		if (pt_session_event(s, &t->ev[i]) && tg)
 			hit |= shows_new(s, &seen, tg);
-	if (keep || !hit) {
-		pt_session_finish(s);
-		if (tg)
-			hit |= shows_new(s, &seen, tg);
-	}
+	/* even after a match: a thread suspended inside an op holds memory only its end frees */
+	pt_session_finish(s);
+	if (tg)
+		hit |= shows_new(s, &seen, tg);
 	if (!keep)
 		pt_session_free(s);
 	return hit;
