@@ -215,8 +215,11 @@ static void ids_text(const struct pt_session *s, char *buf, size_t size)
 static int report_lines(const struct mz_trace *t, const struct comments *c, const char *variant,
 			const struct mz_target *tg, struct comments *r, struct pt_error *err)
 {
-	char tmp[] = "/tmp/ptfuzz-minimize-XXXXXX.ptt";
+	const char *tmpdir = getenv("TMPDIR");
 	const char *variants[2] = { variant, NULL };
+	char tmp[4096];
+
+	snprintf(tmp, sizeof(tmp), "%s/ptfuzz-minimize-XXXXXX.ptt", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	int fd = mkstemps(tmp, 4);
 	int lines = 0;
 
@@ -360,6 +363,19 @@ static int parse_u64(const char *s, uint64_t *v)
 	return errno || end == s || *end || *s == '-' ? -1 : 0;
 }
 
+/* OUT is written beside its name and renamed: its directory must take a new file (errno set) */
+static bool out_dir_unwritable(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	char dir[4096];
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == out ? 1 : (int)(slash - out), out);
+	return access(dir, W_OK | X_OK) != 0;
+}
+
 /* The target in IN's violations: SIG, or the first one. */
 static int pick_target(const struct pt_session *s, const char *sig, bool same_invariant, struct mz_target *tg)
 {
@@ -430,6 +446,8 @@ int cmd_minimize(int argc, char **argv)
 	struct stat sb;
 	if (strcmp(out, "-") && !force && !lstat(out, &sb))
 		return cli_usage_error(CMD, "%s exists (-f replaces it)", out);
+	if (strcmp(out, "-") && out_dir_unwritable(out))
+		return cli_usage_error(CMD, "cannot write beside %s: %s", out, strerror(errno));
 
 	const char *in = argv[optind], *in_name = cli_display_name(in);
 	const char *variant = variants[0];

@@ -229,6 +229,8 @@ case_usage_errors() {
 	expect_error 2 minimize --max-replays 0 in.ptt -o x.ptt
 	expect_error 2 minimize --max-replays many in.ptt -o x.ptt
 	expect_error 2 minimize in.ptt -o
+	expect_error 2 minimize --variant "$v" in.ptt -o no/such/dir/x.ptt
+	err_has 'cannot write beside no/such/dir/x.ptt'
 	[ -e x.ptt ] && fail "a usage error created OUT"
 
 	# the default model shows nothing in a variant's reproducer
