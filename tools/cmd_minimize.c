@@ -35,18 +35,21 @@ void help_minimize(FILE *f)
 	      "replay still shows the target; with --variant, it must also not show it\n"
 	      "under the default model (unless IN does): it reproduces the variant's bug.\n"
 	      "\n"
-	      "Delta debugging over events (a thread's sched and migrate events go with\n"
-	      "it), then each event alone, then the schedule (sched steps= lowered), the\n"
-	      "arguments (lengths toward 4K, 64K, 2M, 1G; addresses aligned down to 1G,\n"
-	      "2M, 64K, 4K; flag bits dropped; order= and node= to 0) and the\n"
-	      "CPUs (renumbered from 0, cpus= lowered), repeated until nothing changes.\n"
-	      "Comments of IN are dropped.  The same IN gives the same OUT.\n"
+	      "The events of one CPU, or of one address space, at a time; delta\n"
+	      "debugging over events (a thread's sched and migrate events go with it);\n"
+	      "each event alone; the schedule (sched steps= lowered); the arguments\n"
+	      "(lengths toward 4K, 64K, 2M, 1G; addresses aligned down to 1G, 2M, 64K,\n"
+	      "4K; flag bits dropped; order= and node= to 0); the CPUs (renumbered\n"
+	      "from 0, cpus= lowered): repeated until nothing changes.  Comments of IN\n"
+	      "are dropped.  The same IN gives the same OUT, but for the time on its\n"
+	      "first comment line.\n"
 	      "\n"
 	      "OUT starts with comments:\n"
 	      "  # minimized by ptfuzz minimize from IN (N events -> M events, K replays, T s)\n"
 	      "  # variant: NAME          (with --variant)\n"
 	      "  # expect: I3             (every invariant OUT shows; with --variant, under it)\n"
 	      "  # expect-default: I9     (with --variant, if the default model shows any)\n"
+	      "  # target: SIG            (what was kept)\n"
 	      "then the report of the target violation in OUT, as `ptfuzz replay` prints\n"
 	      "it: OUT replays by itself and can go into corpus/regressions/ as it is.\n"
 	      "\n"
@@ -68,8 +71,8 @@ void help_minimize(FILE *f)
 	      "Progress (pass, events left, replays) goes to standard error when it is a\n"
 	      "terminal; a summary line to standard output (standard error when OUT is -).\n"
 	      "\n"
-	      "exit status: 0 OUT written, 2 bad input or usage, or IN shows no such\n"
-	      "violation (OUT is then left as it was).\n",
+	      "exit status: 0 OUT written (also at the replay cap), 2 bad input or\n"
+	      "usage, or IN shows no such violation (OUT is then left as it was).\n",
 	      f);
 }
 
