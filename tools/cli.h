@@ -71,6 +71,8 @@ int cmd_variants(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 void help_compare(FILE *f);
 void help_variants(FILE *f);
+int cmd_minimize(int argc, char **argv);
+void help_minimize(FILE *f);
 
 #define MAX_VARIANTS 8
 /*! cli_variant_arg() : add --variant NAME to list (n so far); a usage error (2) if unknown, 0 ok. */

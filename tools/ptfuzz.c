@@ -32,6 +32,8 @@ static const struct command commands[] = {
 	  cmd_convert, help_convert },
 	{ "stats", "stats [--json] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
 	  cmd_stats, help_stats },
+	{ "minimize", "minimize IN -o OUT [--variant V] [--signature SIG | --same-invariant]",
+	  "shrink a trace to a 1-minimal one that shows the same violation", cmd_minimize, help_minimize },
 	{ "compare", "compare [--json] --variant A [--variant B] TRACE...",
 	  "model costs per op kind under two variants, and the deltas", cmd_compare, help_compare },
 	{ "import-ftrace", "import-ftrace TRACE -o OUT", "ftrace text (tracefs, trace-cmd report) -> ops-level trace",
