@@ -306,6 +306,10 @@ static int start_engines(struct campaign *c)
 	if (c->m.contracts)
 		env[ne++] = xprintf("PTFUZZ_CONTRACTS=allow");
 	if (c->m.engine == ENGINE_LIBFUZZER) {
+		/* its -fork working directory: inside DIR, removed with the temporaries */
+		char *tmp = xprintf("%s/.tmp-libfuzzer", c->dir);
+		mkdir(tmp, 0755);
+		env[ne++] = xprintf("TMPDIR=%s", tmp);
 		env[ne] = NULL;
 		char *argv[16];
 		unsigned n = 0;
@@ -373,7 +377,14 @@ static void stop_engines(struct campaign *c)
 {
 	if (!c->pgid)
 		return;
-	kill(-c->pgid, SIGINT);
+	/*
+	 * afl-fuzz stops on SIGINT (and writes its stats); libFuzzer's -fork parent
+	 * goes on starting jobs after a SIGINT, but exits on SIGTERM.
+	 */
+	if (c->m.engine == ENGINE_AFL)
+		kill(-c->pgid, SIGINT);
+	else if (c->pids[0])
+		kill(c->pids[0], SIGTERM);
 	for (int i = 0; i < STOP_GRACE * 10 && engines_alive(c); i++)
 		usleep(100000);
 	/* whatever is left of the group (libFuzzer's jobs, AFL++'s fork servers) */
@@ -844,11 +855,13 @@ static int campaign_status(const char *dir)
 	struct tm tm;
 	gmtime_r(&t, &tm);
 	strftime(started, sizeof(started), "%Y-%m-%d %H:%M:%S", &tm);
-	printf("%s: %s campaign, %s x%u, variant %s, started %s UTC, %s%s\n", dir, state,
-	       campaign_engine_name(m.engine), m.jobs, m.variant[0] ? m.variant : "default", started,
-	       holder ? "running as pid " : "not running", holder ? "" : "");
+	char running[48];
 	if (holder)
-		printf("  pid %ld\n", (long)holder);
+		snprintf(running, sizeof(running), "running (pid %ld)", (long)holder);
+	else
+		snprintf(running, sizeof(running), "not running");
+	printf("%s: %s campaign, %s x%u, variant %s, started %s UTC, %s\n", dir, state,
+	       campaign_engine_name(m.engine), m.jobs, m.variant[0] ? m.variant : "default", started, running);
 	if (s) {
 		char ex[32], eps[32], corp[32], cov[32];
 		campaign_json_field(s, "execs", ex, sizeof(ex));
@@ -864,9 +877,10 @@ static int campaign_status(const char *dir)
 		printf("  %-40s %6llu crashes  %s/findings/%s\n", idx.f[i].sig, (unsigned long long)idx.f[i].count, dir,
 		       idx.f[i].dir);
 	free(s);
+	int rc = idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
 	index_free(&idx);
 	cli_check_stdout();
-	return idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+	return rc;
 }
 
 /* ---- the command ---- */
@@ -1138,6 +1152,7 @@ int cmd_campaign(int argc, char **argv)
 	else
 		afl_stats(&c);
 	triage_new(&c, true);
+	campaign_clean_temps(c.dir);
 	plot_point(&c);
 	plot_svg(&c);
 	write_status(&c, interrupted ? "interrupted" : "finished");
