@@ -3,7 +3,7 @@
 # `campaign`: ctest -L campaign.  The cases that fuzz for real need the
 # fuzz-fast (or fuzz) and afl presets built (fuzzers/smoke.sh builds them) and
 # are skipped without; each takes at most about 40 s and two cores.
-set(PTFUZZ_CAMPAIGN_CASES bad_args dedup libfuzzer_finds afl_finds sigint_resume kill9)
+set(PTFUZZ_CAMPAIGN_CASES bad_args dedup libfuzzer_finds afl_finds sigint_resume kill9 multihost)
 foreach(case IN LISTS PTFUZZ_CAMPAIGN_CASES)
   add_test(NAME campaign.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/campaign.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}
@@ -12,4 +12,5 @@ foreach(case IN LISTS PTFUZZ_CAMPAIGN_CASES)
 endforeach()
 # the fuzzing cases use both cores: never two at once
 set_tests_properties(campaign.libfuzzer_finds campaign.afl_finds campaign.sigint_resume campaign.kill9
+  campaign.multihost
   PROPERTIES RESOURCE_LOCK fuzz_cores)

@@ -235,6 +235,8 @@ int campaign_meta_read(const char *dir, struct campaign_meta *m, char *why, size
 		m->variant[0] = 0;
 	if (campaign_json_field(s, "contracts", v, sizeof(v)))
 		m->contracts = !strcmp(v, "allow");
+	if (!campaign_json_field(s, "host", m->host, sizeof(m->host)) || !strcmp(m->host, "null"))
+		m->host[0] = 0;
 	m->jobs = (unsigned)json_u64_field(s, "jobs", 1);
 	m->time_s = json_u64_field(s, "time_s", 0);
 	m->start = json_u64_field(s, "start", 0);
@@ -255,17 +257,22 @@ static void utc(uint64_t t, char *out, size_t size)
 
 int campaign_meta_write(const char *dir, const struct campaign_meta *m)
 {
-	char path[CAMPAIGN_PATH], buf[1024], when[32], variant[80];
+	char path[CAMPAIGN_PATH], buf[1024], when[32], variant[80], host[48];
 	utc(m->start, when, sizeof(when));
 	if (m->variant[0])
 		snprintf(variant, sizeof(variant), "\"%s\"", m->variant);
 	else
 		strcpy(variant, "null");
+	if (m->host[0])
+		snprintf(host, sizeof(host), "\"%s\"", m->host);
+	else
+		strcpy(host, "null");
 	int n = snprintf(buf, sizeof(buf),
 			 "{\n"
 			 "\"campaign\": \"ptfuzz\",\n"
 			 "\"engine\": \"%s\",\n"
 			 "\"variant\": %s,\n"
+			 "\"host\": %s,\n"
 			 "\"contracts\": \"%s\",\n"
 			 "\"jobs\": %u,\n"
 			 "\"time_s\": %llu,\n"
@@ -273,7 +280,7 @@ int campaign_meta_write(const char *dir, const struct campaign_meta *m)
 			 "\"start_utc\": \"%s\",\n"
 			 "\"version\": \"%s\"\n"
 			 "}\n",
-			 campaign_engine_name(m->engine), variant, m->contracts ? "allow" : "strict", m->jobs,
+			 campaign_engine_name(m->engine), variant, host, m->contracts ? "allow" : "strict", m->jobs,
 			 (unsigned long long)m->time_s, (unsigned long long)m->start, when, m->version);
 	snprintf(path, sizeof(path), "%s/campaign.json", dir);
 	return write_atomic(path, buf, (size_t)n);

@@ -32,6 +32,7 @@ enum campaign_engine { ENGINE_LIBFUZZER, ENGINE_AFL };
 struct campaign_meta {
 	enum campaign_engine engine;
 	char variant[64];		/* "" = the default model */
+	char host[32];			/* AFL++ on several hosts: this one's instance names (HOST-sJ); "" = main, sJ */
 	bool contracts;			/* PTFUZZ_CONTRACTS=allow */
 	unsigned jobs;
 	uint64_t time_s;		/* of each run */

@@ -44,7 +44,8 @@ void help_campaign(FILE *f)
 {
 	fputs("usage: ptfuzz campaign --engine afl|libfuzzer --jobs N --time T --out DIR\n"
 	      "                       [--variant V] [--contracts allow] [--resume]\n"
-	      "                       [--fuzzer BIN] [--mutator SO] [--seeds DIR] [--dict FILE]\n"
+	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO] [--seeds DIR]\n"
+	      "                       [--dict FILE]\n"
 	      "       ptfuzz campaign --status DIR\n"
 	      "\n"
 	      "Fuzz the mm model (the ops_invariants harness) for T (90s, 30m, 8h, 1d;\n"
@@ -84,6 +85,10 @@ void help_campaign(FILE *f)
 	      "  --mutator SO      the AFL++ custom mutator library\n"
 	      "  --seeds DIR       seed corpus (default corpus/fuzz/ops_invariants)\n"
 	      "  --dict FILE       dictionary (default fuzzers/ops.dict)\n"
+	      "  --until N         stop this run once DIR holds N findings (time to bug)\n"
+	      "  --host NAME       AFL++ on several machines: this host's instances are\n"
+	      "                    NAME-s0, NAME-s1, ... (all -S); the host without\n"
+	      "                    --host runs the one -M main (README: Campaigns)\n"
 	      "  --status DIR      print where DIR's campaign stands and exit\n"
 	      "  -h, --help        this help\n"
 	      "\n"
@@ -152,6 +157,7 @@ struct campaign {
 	char *plot;			/* plot_data so far */
 	size_t plot_len;
 	bool tty;
+	unsigned until;			/* stop at this many findings (0: run for the time) */
 };
 
 static void exe_dir(char *out, size_t size)
@@ -297,6 +303,20 @@ static char *xprintf(const char *fmt, ...)
 	return s;
 }
 
+/*
+ * AFL++ instance j: main (-M) and s1.. (-S); on a host that joins another's
+ * sync directory (--host NAME), NAME-s0, NAME-s1, ... all -S: one -M in all.
+ */
+static void instance_name(const struct campaign *c, unsigned j, char *out, size_t size)
+{
+	if (c->m.host[0])
+		snprintf(out, size, "%s-s%u", c->m.host, j);
+	else if (j)
+		snprintf(out, size, "s%u", j);
+	else
+		snprintf(out, size, "main");
+}
+
 static int start_engines(struct campaign *c)
 {
 	char *env[16];
@@ -343,13 +363,10 @@ static int start_engines(struct campaign *c)
 		env[ne++] = "AFL_NO_AFFINITY=1";
 	env[ne] = NULL;
 	for (unsigned j = 0; j < c->m.jobs; j++) {
-		char name[16];
-		if (j)
-			snprintf(name, sizeof(name), "s%u", j);
-		else
-			snprintf(name, sizeof(name), "main");
+		char name[48];
+		instance_name(c, j, name, sizeof(name));
 		char *argv[] = { c->afl_fuzz, "-i", xprintf("%s/seeds", c->dir), "-o", xprintf("%s/sync", c->dir),
-				 j ? "-S" : "-M", name, "-x", c->dict, "-t", "30000", "--", c->fuzzer, NULL };
+				 j || c->m.host[0] ? "-S" : "-M", name, "-x", c->dict, "-t", "30000", "--", c->fuzzer, NULL };
 		char *log = xprintf("%s/logs/afl-%s.log", c->dir, name);
 		if (spawn(c, argv, log, env) < 0)
 			return -1;
@@ -452,11 +469,10 @@ static void afl_stats(struct campaign *c)
 {
 	char path[CAMPAIGN_PATH];
 	uint64_t execs = 0, eps = 0, cov = 0;
+	char name[48];
 	for (unsigned j = 0; j < c->m.jobs; j++) {
-		if (j)
-			snprintf(path, sizeof(path), "%s/sync/s%u/fuzzer_stats", c->dir, j);
-		else
-			snprintf(path, sizeof(path), "%s/sync/main/fuzzer_stats", c->dir);
+		instance_name(c, j, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/sync/%s/fuzzer_stats", c->dir, name);
 		char *s = read_file(path, NULL);
 		if (!s)
 			continue;
@@ -468,7 +484,8 @@ static void afl_stats(struct campaign *c)
 		free(body);
 		free(s);
 	}
-	snprintf(path, sizeof(path), "%s/sync/main/queue", c->dir);
+	instance_name(c, 0, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/sync/%s/queue", c->dir, name);
 	c->corpus = count_prefix(path, "id:");
 	(void)eps;	/* AFL++'s own rate is wild in the first minute: ours, from the totals */
 	uint64_t t = now_s();
@@ -640,7 +657,9 @@ static void plot_svg(struct campaign *c)
 		char gp[CAMPAIGN_PATH], out[CAMPAIGN_PATH], in[CAMPAIGN_PATH], fin[CAMPAIGN_PATH];
 		if (!find_in_path("gnuplot", gp, sizeof(gp)) || !find_in_path("afl-plot", gp, sizeof(gp)))
 			return;
-		snprintf(in, sizeof(in), "%s/sync/main", c->dir);
+		char name[48];
+		instance_name(c, 0, name, sizeof(name));
+		snprintf(in, sizeof(in), "%s/sync/%s", c->dir, name);
 		snprintf(out, sizeof(out), "%s/.tmp-afl-plot-%ld", c->dir, (long)getpid());
 		snprintf(fin, sizeof(fin), "%s/afl-plot", c->dir);
 		char *argv[] = { gp, in, out, NULL };
@@ -897,7 +916,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 int cmd_campaign(int argc, char **argv)
 {
 	enum { O_ENGINE = 256, O_JOBS, O_TIME, O_OUT, O_VARIANT, O_CONTRACTS, O_RESUME, O_STATUS, O_FUZZER,
-	       O_MUTATOR, O_SEEDS, O_DICT };
+	       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST };
 	static const struct option longopts[] = {
 		{ "engine", required_argument, NULL, O_ENGINE }, { "jobs", required_argument, NULL, O_JOBS },
 		{ "time", required_argument, NULL, O_TIME },	 { "out", required_argument, NULL, O_OUT },
@@ -905,11 +924,13 @@ int cmd_campaign(int argc, char **argv)
 		{ "resume", no_argument, NULL, O_RESUME },	 { "status", required_argument, NULL, O_STATUS },
 		{ "fuzzer", required_argument, NULL, O_FUZZER }, { "mutator", required_argument, NULL, O_MUTATOR },
 		{ "seeds", required_argument, NULL, O_SEEDS },	 { "dict", required_argument, NULL, O_DICT },
-		{ "help", no_argument, NULL, 'h' },		 { NULL, 0, NULL, 0 }
+		{ "until", required_argument, NULL, O_UNTIL },	 { "host", required_argument, NULL, O_HOST },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
 	};
 	static struct campaign c;
 	const char *engine = NULL, *variant = NULL, *status_dir = NULL, *fuzzer = NULL, *mutator = NULL;
-	const char *seeds = NULL, *dict = NULL;
+	const char *seeds = NULL, *dict = NULL, *host = NULL;
 	bool resume = false, contracts = false, have_jobs = false, have_time = false;
 	unsigned jobs = 1;
 	uint64_t time_s = 0;
@@ -971,6 +992,20 @@ int cmd_campaign(int argc, char **argv)
 		case O_DICT:
 			dict = optarg;
 			break;
+		case O_HOST:
+			if (!*optarg || strlen(optarg) > 24 || optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+				return cli_usage_error("campaign", "--host is a name of up to 24 letters, digits or _, got '%s'",
+						       optarg);
+			host = optarg;
+			break;
+		case O_UNTIL: {
+			char *end;
+			unsigned long u = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || u < 1 || u > 100000)
+				return cli_usage_error("campaign", "--until is a number of findings, got '%s'", optarg);
+			c.until = (unsigned)u;
+			break;
+		}
 		default:
 			return EXIT_BAD;
 		}
@@ -983,6 +1018,8 @@ int cmd_campaign(int argc, char **argv)
 		return cli_usage_error("campaign", "--out DIR is required");
 	if (engine && strcmp(engine, "afl") && strcmp(engine, "libfuzzer"))
 		return cli_usage_error("campaign", "unknown engine '%s' (afl or libfuzzer)", engine);
+	if (host && engine && strcmp(engine, "afl"))
+		return cli_usage_error("campaign", "--host is for AFL++ campaigns that share a sync directory");
 
 	/* what DIR is: new, this campaign, or something else */
 	struct campaign_meta old;
@@ -1006,6 +1043,9 @@ int cmd_campaign(int argc, char **argv)
 			c.m.time_s = time_s;
 		if (contracts)
 			c.m.contracts = true;
+		if (host && strcmp(host, old.host))
+			return bad("%s is the campaign of host '%s': resume it with the same --host", c.dir,
+				   old.host[0] ? old.host : "(none)");
 	} else {
 		if (!engine)
 			return cli_usage_error("campaign", "--engine afl|libfuzzer is required");
@@ -1014,6 +1054,7 @@ int cmd_campaign(int argc, char **argv)
 		c.m.engine = strcmp(engine, "afl") ? ENGINE_LIBFUZZER : ENGINE_AFL;
 		snprintf(c.m.variant, sizeof(c.m.variant), "%s", variant ? variant : "");
 		c.m.contracts = contracts;
+		snprintf(c.m.host, sizeof(c.m.host), "%s", host ? host : "");
 		c.m.jobs = jobs;
 		c.m.time_s = time_s;
 		c.m.start = now_s();
@@ -1140,6 +1181,8 @@ int cmd_campaign(int argc, char **argv)
 				status_line(&c);
 		}
 		if (c.m.engine == ENGINE_AFL && now_s() - c.run_start >= c.m.time_s)
+			break;
+		if (c.until && c.idx.n >= c.until)
 			break;
 		for (int i = 0; i < POLL_MS / 100 && !stop_requested; i++)
 			usleep(100000);
