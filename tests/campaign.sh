@@ -232,14 +232,14 @@ multihost)
 	st=0
 	"$ptfuzz" campaign --engine afl --jobs 2 --time 60s --until 1 --variant $v --out a >out 2>err || st=$?
 	[ $st -eq 1 ] || fail "host a found nothing (exit $st): $(tail -3 err)"
-	ls a/sync/main/crashes/id:* >/dev/null 2>&1 || fail "no crash in a/sync/main/crashes"
+	ls a/sync/*/crashes/id:* >/dev/null 2>&1 || fail "no crash in a/sync/*/crashes"
 	st=0
 	"$ptfuzz" campaign --engine afl --jobs 1 --host b --time 2s --variant $v --out b >out 2>err || st=$?
 	[ -d b/sync/b-s0/queue ] || fail "host b's instance is not b-s0: $(ls b/sync)"
 	grep -q -- '-S b-s0' b/sync/b-s0/cmdline 2>/dev/null || grep -q 'b-s0' b/logs/afl-b-s0.log ||
 		fail "host b did not run -S b-s0"
 	# the exchange: each host's instances into the other's sync directory
-	cp -R a/sync/main b/sync/
+	cp -R a/sync/main a/sync/s1 b/sync/
 	cp -R b/sync/b-s0 a/sync/
 	st=0
 	"$ptfuzz" campaign --resume --time 15s --out b >out 2>err || st=$?
