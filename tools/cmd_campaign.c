@@ -96,7 +96,8 @@ void help_campaign(FILE *f)
 	      "summary table of findings to standard output.\n"
 	      "\n"
 	      "exit status: 0 no finding, 1 findings in DIR, 2 bad usage (unknown engine,\n"
-	      "a DIR that holds something else, an engine binary or afl-fuzz missing).\n",
+	      "a DIR that holds something else, an engine binary or afl-fuzz missing) or\n"
+	      "an engine that failed before its time (its log is named on stderr).\n",
 	      f);
 }
 
@@ -147,7 +148,9 @@ struct campaign {
 	char afl_fuzz[CAMPAIGN_PATH];
 	pid_t pgid;			/* the engines' process group */
 	pid_t pids[64];
+	int early[64];			/* an engine's exit status when it ended by itself before the time */
 	unsigned npids;
+	bool stopping;
 	struct findings_index idx;
 	uint64_t run_start, elapsed_before;	/* this run; earlier runs' fuzzing time */
 	/* engine statistics */
@@ -382,8 +385,11 @@ static bool engines_alive(struct campaign *c)
 		if (!c->pids[i])
 			continue;
 		int st;
-		if (waitpid(c->pids[i], &st, WNOHANG) == c->pids[i])
+		if (waitpid(c->pids[i], &st, WNOHANG) == c->pids[i]) {
 			c->pids[i] = 0;
+			if (!c->stopping && (!WIFEXITED(st) || WEXITSTATUS(st)) && now_s() - c->run_start < c->m.time_s)
+				c->early[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
 		else
 			any = true;
 	}
@@ -394,6 +400,7 @@ static void stop_engines(struct campaign *c)
 {
 	if (!c->pgid)
 		return;
+	c->stopping = true;
 	/*
 	 * afl-fuzz stops on SIGINT (and writes its stats); libFuzzer's -fork parent
 	 * goes on starting jobs after a SIGINT, but exits on SIGTERM.
@@ -1190,6 +1197,17 @@ int cmd_campaign(int argc, char **argv)
 	if (c.tty)
 		fprintf(stderr, "\r\033[K");
 	stop_engines(&c);
+	for (unsigned i = 0; i < c.npids; i++) {
+		char name[48];
+		if (!c.early[i])
+			continue;
+		if (c.m.engine == ENGINE_AFL)
+			instance_name(&c, i, name, sizeof(name));
+		fprintf(stderr, "ptfuzz campaign: %s%s%s ended early with status %d (see %s/logs/%s%s.log)\n",
+			c.m.engine == ENGINE_AFL ? "afl-fuzz " : "libFuzzer", c.m.engine == ENGINE_AFL ? name : "", "",
+			c.early[i], c.dir, c.m.engine == ENGINE_AFL ? "afl-" : "libfuzzer",
+			c.m.engine == ENGINE_AFL ? name : "");
+	}
 	if (c.m.engine == ENGINE_LIBFUZZER)
 		libfuzzer_stats(&c);
 	else
@@ -1203,6 +1221,9 @@ int cmd_campaign(int argc, char **argv)
 	cli_check_stdout();
 	close(lock);
 	int rc = c.idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+	for (unsigned i = 0; i < c.npids; i++)
+		if (c.early[i])
+			rc = EXIT_BAD;	/* an engine failed: the run is not what was asked */
 	index_free(&c.idx);
 	free(c.plot);
 	return rc;
