@@ -44,8 +44,8 @@ void help_campaign(FILE *f)
 {
 	fputs("usage: ptfuzz campaign --engine afl|libfuzzer --jobs N --time T --out DIR\n"
 	      "                       [--variant V] [--contracts allow] [--resume]\n"
-	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO] [--seeds DIR]\n"
-	      "                       [--dict FILE]\n"
+	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO]\n"
+	      "                       [--seeds DIR] [--dict FILE]\n"
 	      "       ptfuzz campaign --status DIR\n"
 	      "\n"
 	      "Fuzz the mm model (the ops_invariants harness) for T (90s, 30m, 8h, 1d;\n"
@@ -507,19 +507,21 @@ static void afl_stats(struct campaign *c)
 		c->coverage = cov;
 }
 
+/* "I3 x1, I1 x2" (engine crashes: "engine x1") */
 static void by_invariant(const struct findings_index *idx, char *out, size_t size)
 {
 	size_t n = 0;
 	out[0] = 0;
-	for (unsigned inv = 0; inv <= 12; inv++) {
+	for (unsigned inv = 0; inv <= 12 && n < size; inv++) {
 		unsigned k = 0;
 		for (unsigned i = 0; i < idx->n; i++)
 			k += idx->f[i].inv == inv;
-		if (k)
-			n += (size_t)snprintf(out + n, size - n, "%s%s%u x%u", n ? ", " : "", inv ? "I" : "engine",
-					      inv ? inv : 0, k);
-		if (n >= size)
-			break;
+		if (!k)
+			continue;
+		if (inv)
+			n += (size_t)snprintf(out + n, size - n, "%sI%u x%u", n ? ", " : "", inv, k);
+		else
+			n += (size_t)snprintf(out + n, size - n, "%sengine x%u", n ? ", " : "", k);
 	}
 }
 
@@ -531,7 +533,7 @@ static void hms(uint64_t s, char *out, size_t size)
 
 static void write_status(struct campaign *c, const char *state)
 {
-	char buf[4096], path[CAMPAIGN_PATH], inv[512], when[32];
+	char buf[4096], path[CAMPAIGN_PATH], when[32];
 	uint64_t el = now_s() - c->run_start;
 	uint64_t left = el < c->m.time_s ? c->m.time_s - el : 0;
 	size_t n = 0;
@@ -557,13 +559,14 @@ static void write_status(struct campaign *c, const char *state)
 		unsigned k = 0;
 		for (unsigned i = 0; i < c->idx.n; i++)
 			k += c->idx.f[i].inv == v;
-		if (k) {
-			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"%s%u\": %u", first ? "" : ", ",
-					      v ? "I" : "engine", v, k);
-			first = false;
-		}
+		if (!k)
+			continue;
+		if (v)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"I%u\": %u", first ? "" : ", ", v, k);
+		else
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"engine-crash\": %u", first ? "" : ", ", k);
+		first = false;
 	}
-	(void)inv;
 	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "}\n}\n");
 	snprintf(path, sizeof(path), "%s/status.json", c->dir);
 	write_atomic(path, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
@@ -815,9 +818,42 @@ static pid_t lock_holder(const char *dir)
 }
 
 /* The engines of a campaign killed with -9 outlive it: stop them (checked to be ours by their command line). */
+/* a process of group pgid still runs whose command line names what ours do */
+static bool group_is_ours(pid_t pgid, const char *dir, const struct campaign_meta *m)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool ours = false;
+	while (d && !ours && (e = readdir(d))) {
+		char path[64];
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		if (pid <= 1 || getpgid(pid) != pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+		size_t len = 0;
+		char *cmd = read_file(path, &len);
+		if (!cmd)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		ours = strstr(cmd, dir) && strstr(cmd, m->engine == ENGINE_AFL ? "afl-fuzz" : "ops_invariants");
+		/* libFuzzer's jobs name the parent's working directory, which is inside DIR */
+		free(cmd);
+	}
+	if (d)
+		closedir(d);
+	return ours;
+}
+
+/*
+ * The engines of a campaign killed with -9 may outlive it (libFuzzer's -fork
+ * jobs run on after their parent): stop their group, once it is checked to be
+ * ours by the command lines in it.
+ */
 static void reap_orphans(const char *dir, const struct campaign_meta *m)
 {
-	char path[CAMPAIGN_PATH], v[32];
+	char path[CAMPAIGN_PATH];
 	snprintf(path, sizeof(path), "%s/status.json", dir);
 	char *s = read_file(path, NULL);
 	if (!s)
@@ -825,24 +861,7 @@ static void reap_orphans(const char *dir, const struct campaign_meta *m)
 	char *p = strstr(s, "\"engine_pgid\":");
 	long pgid = p ? strtol(p + 14, NULL, 10) : 0;
 	free(s);
-	(void)v;
-	if (pgid <= 1)
-		return;
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pgid);
-	char *cmd = read_file(path, NULL);
-	bool ours = false;
-	size_t len = 0;
-	if (cmd) {
-		free(cmd);
-		cmd = read_file(path, &len);
-		for (size_t i = 0; cmd && i < len; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		ours = cmd && strstr(cmd, dir) &&
-		       (strstr(cmd, m->engine == ENGINE_AFL ? "afl-fuzz" : "ops_invariants") != NULL);
-	}
-	free(cmd);
-	if (ours && getpgid((pid_t)pgid) == (pid_t)pgid) {
+	if (pgid > 1 && group_is_ours((pid_t)pgid, dir, m)) {
 		kill(-(pid_t)pgid, SIGKILL);
 		usleep(200000);
 	}
