@@ -294,16 +294,27 @@ static pid_t spawn(struct campaign *c, char *const argv[], const char *log, char
 	return pid;
 }
 
+/* the engines' arguments and environment: kept until the campaign ends (xfree_all()) */
+static char *xstrings[128];
+static unsigned nxstrings;
+
 static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *xprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
+	if (vasprintf(&s, fmt, ap) < 0 || nxstrings == sizeof(xstrings) / sizeof(xstrings[0]))
 		abort();
 	va_end(ap);
+	xstrings[nxstrings++] = s;
 	return s;
+}
+
+static void xfree_all(void)
+{
+	while (nxstrings)
+		free(xstrings[--nxstrings]);
 }
 
 /*
@@ -350,10 +361,7 @@ static int start_engines(struct campaign *c)
 		char *log = xprintf("%s/logs/libfuzzer.log", c->dir);
 		struct stat st;
 		c->log_off = stat(log, &st) ? 0 : st.st_size;
-		if (spawn(c, argv, log, env) < 0)
-			return -1;
-		free(log);
-		return 0;
+		return spawn(c, argv, log, env) < 0 ? -1 : 0;
 	}
 	env[ne++] = "AFL_NO_UI=1";
 	env[ne++] = "AFL_SKIP_CPUFREQ=1";
@@ -373,7 +381,6 @@ static int start_engines(struct campaign *c)
 		char *log = xprintf("%s/logs/afl-%s.log", c->dir, name);
 		if (spawn(c, argv, log, env) < 0)
 			return -1;
-		free(log);
 	}
 	return 0;
 }
@@ -483,13 +490,17 @@ static void afl_stats(struct campaign *c)
 		char *s = read_file(path, NULL);
 		if (!s)
 			continue;
-		char *body = xprintf("\n%s", s);
+		char *body = NULL;
+		if (asprintf(&body, "\n%s", s) < 0)
+			body = NULL;
+		free(s);
+		if (!body)
+			continue;
 		execs += stat_field(body, "execs_done");
 		eps += stat_field(body, "execs_per_sec");
 		uint64_t e = stat_field(body, "edges_found");
 		cov = e > cov ? e : cov;
 		free(body);
-		free(s);
 	}
 	instance_name(c, 0, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/sync/%s/queue", c->dir, name);
@@ -1180,6 +1191,7 @@ int cmd_campaign(int argc, char **argv)
 	triage_new(&c, false);
 	if (start_engines(&c)) {
 		stop_engines(&c);
+		xfree_all();
 		return bad("cannot start the engine: %s%s", strerror(errno), "");
 	}
 	write_status(&c, "running");
@@ -1245,5 +1257,6 @@ int cmd_campaign(int argc, char **argv)
 			rc = EXIT_BAD;	/* an engine failed: the run is not what was asked */
 	index_free(&c.idx);
 	free(c.plot);
+	xfree_all();
 	return rc;
 }
