@@ -98,9 +98,10 @@ int cmd_triage(int argc, char **argv)
 			return EXIT_BAD;
 		}
 	}
+	if (optind == argc)
+		return cli_usage_error("triage", "no DIR given");
 	if (optind + 1 != argc)
-		return cli_usage_error("triage", optind < argc ? "one DIR, got %d arguments" : "no DIR given%.0d",
-				       argc - optind);
+		return cli_usage_error("triage", "one DIR, got %d arguments", argc - optind);
 	const char *dir = argv[optind];
 	struct campaign_meta m;
 	char why[512];
