@@ -105,9 +105,9 @@ for arg in "${VARIANTS[@]}"; do
 	done
 	read -r tmin tmax < <(printf '%s\n' "${times[@]}" | sort -n | sed -n '1p;$p' | xargs)
 	head=$(sed -n 2p "$min")	# "# minimized by ... (N events -> M events, K replays, T s)"
-	in=$(echo "$head" | sed 's/.*(\([0-9]*\) events -> .*/\1/')
-	outn=$(echo "$head" | sed 's/.* -> \([0-9]*\) events, .*/\1/')
-	replays=$(echo "$head" | sed 's/.* events, \([0-9]*\) replays, .*/\1/')
+	in=$(echo "$head" | sed 's/.*(\([0-9]*\) events\{0,1\} -> .*/\1/')
+	outn=$(echo "$head" | sed 's/.* -> \([0-9]*\) events\{0,1\}, .*/\1/')
+	replays=$(echo "$head" | sed 's/.* events\{0,1\}, \([0-9]*\) replays\{0,1\}, .*/\1/')
 	orig=$(events "$repro")
 	same=yes
 	[ "$(signature "$v" "$min")" = "$sig" ] || { same=NO; status=1; }

@@ -16,6 +16,7 @@ set(PTFUZZ_MINIMIZE_CASES
   variant_mprotect-batch-overrun@1
   arch_trace
   binary_stdin
+  fuzz_input
   same_invariant
   replay_cap
   usage_errors)

@@ -6,6 +6,7 @@
  * as a comment, malformed input, and that an imported trace replays clean.
  */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,9 @@
 #include "session.h"
 #include "trace.h"
 
+#ifndef CAPTURE_DATA
+#define CAPTURE_DATA "tests/data/capture"
+#endif
 #ifndef FTRACE_EXAMPLES
 #define FTRACE_EXAMPLES ""
 #endif
@@ -46,8 +50,9 @@ static char *import(const char *txt)
 	return import_opts(txt, NULL, NULL);
 }
 
-/* The event lines of a text trace (no header, no comments), joined by '\n'. */
-static char *ops_of(const char *trace)
+/* The event lines of a text trace (no header, no comments; `kernel` evidence only if
+ * with_evidence), joined by '\n'. */
+static char *events_of(const char *trace, bool with_evidence)
 {
 	char *out = calloc(1, strlen(trace) + 1);
 	assert_non_null(out);
@@ -55,7 +60,9 @@ static char *ops_of(const char *trace)
 	for (const char *p = trace; *p;) {
 		const char *e = strchr(p, '\n');
 		size_t n = e ? (size_t)(e - p) : strlen(p);
-		if (n && p[0] != '#' && p[0] != '@') {
+		const char *sp = memchr(p, ' ', n);
+		bool evidence = sp && (size_t)(p + n - sp) > 8 && !memcmp(sp, " kernel ", 8);
+		if (n && p[0] != '#' && p[0] != '@' && (with_evidence || !evidence)) {
 			memcpy(out + o, p, n);
 			o += n;
 			out[o++] = '\n';
@@ -64,6 +71,12 @@ static char *ops_of(const char *trace)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+/* The ops events of a text trace (no header, comments or evidence). */
+static char *ops_of(const char *trace)
+{
+	return events_of(trace, false);
 }
 
 static void assert_ops(const char *txt, const char *want)
@@ -124,7 +137,7 @@ static const char tracefs_ops[] =
 	"cpu1 switch tid=0\n"
 	"cpu0 mprotect va=0xffff9a000000 len=2M prot=r asid=1\n"
 	"cpu0 madvise dontneed va=0xffff9a200000 len=64K asid=1\n"
-	"cpu0 mremap va=0xffff9a200000 len=2M new_va=0xffff99a00000 new_len=4M asid=1 flags=0x3\n"
+	"cpu0 mremap va=0xffff9a200000 len=2M new_va=0xffff99a00000 new_len=4M asid=1 flags=0x1\n"
 	"cpu0 munmap va=0xffff99a00000 len=4K asid=1\n";
 
 static void test_tracefs_syscalls_become_ops(void **state)
@@ -142,8 +155,8 @@ static void test_header_cpus_kernel_and_method(void **state)
 	assert_non_null(strstr(t, "method=ftrace"));
 	assert_non_null(strstr(t, "linux-image-6.1.0-57-arm64-unsigned"));
 	assert_non_null(strstr(t, "cpu1 pid 75: marker: BEGIN mmap 4M"));
-	/* the kernel moved a growing mremap: replayed as MREMAP_FIXED to where it went */
-	assert_non_null(strstr(t, "replayed with MREMAP_FIXED to 0xffff99a00000"));
+	/* the kernel moved a growing mremap: kept as asked (no MREMAP_FIXED), a comment says where it went */
+	assert_non_null(strstr(t, "the kernel moved it to 0xffff99a00000 (new_va=): kept as asked, without MREMAP_FIXED"));
 	assert_int_equal(info.syscalls, 5);
 	assert_int_equal(info.ops, 6);
 	assert_int_equal(info.failed, 0);
@@ -229,6 +242,35 @@ static void test_processes_are_address_spaces(void **state)
 		   "cpu0 mmap va=0x40000000 len=4K prot=rwx asid=3\n");
 }
 
+/* Without the TGID column: task_newtask's CLONE_VM makes a thread share its creator's address space */
+static void test_threads_without_tgid_from_clone_flags(void **state)
+{
+	(void)state;
+	assert_ops("  a-10 [000] 1.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-10 [000] 1.1: sys_mmap -> 0x30000000\n"
+		   /* a thread (CLONE_VM | CLONE_THREAD | ...) and a forked child */
+		   "  a-10 [000] 1.2: task_newtask: pid=12 comm=a clone_flags=3d0f00 oom_score_adj=0\n"
+		   "  a-10 [000] 1.3: task_newtask: pid=13 comm=a clone_flags=1200011 oom_score_adj=0\n"
+		   "  a-12 [001] 1.4: sys_madvise(start: 30000000, len_in: 1000, behavior: 4)\n"
+		   "  a-12 [001] 1.5: sys_madvise -> 0x0\n"
+		   "  a-13 [001] 1.6: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-13 [001] 1.7: sys_mmap -> 0x50000000\n"
+		   /* a vfork child (CLONE_VM | CLONE_VFORK) that execs: its own space, the parent keeps its */
+		   "  a-10 [000] 1.8: task_newtask: pid=14 comm=a clone_flags=4111 oom_score_adj=0\n"
+		   "  a-14 [001] 1.9: sched_process_exec: filename=/x pid=14 old_pid=14\n"
+		   "  a-14 [001] 2.0: sys_mmap(addr: 0, len: 1000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		   "  a-14 [001] 2.1: sys_mmap -> 0x60000000\n"
+		   "  a-10 [000] 2.2: sys_munmap(addr: 30000000, len: 1000)\n"
+		   "  a-10 [000] 2.3: sys_munmap -> 0x0\n",
+		   "cpu0 mmap va=0x30000000 len=4K prot=rw asid=1\n"
+		   "cpu1 madvise dontneed va=0x30000000 len=4K asid=1\n"
+		   "cpu1 switch tid=13\n"
+		   "cpu1 mmap va=0x50000000 len=4K prot=rw asid=2\n"
+		   "cpu1 switch tid=14\n"
+		   "cpu1 mmap va=0x60000000 len=4K prot=rw asid=3\n"
+		   "cpu0 munmap va=0x30000000 len=4K asid=1\n");
+}
+
 static void test_untraced_memory_and_other_events_are_skipped(void **state)
 {
 	struct pt_ftrace_info info;
@@ -285,8 +327,8 @@ static void test_mremap_bookkeeping(void **state)
 		   "cpu0 mprotect va=0x20003000 len=4K asid=1\n");
 }
 
-/* Replay an encoded trace through a session: no violation, and no op the model failed. */
-static void assert_replays_clean(const void *data, size_t size, const char *name)
+/* Replay an encoded trace through a session: no violation, and `failed` ops the model failed. */
+static void assert_replays(const void *data, size_t size, const char *name, uint64_t failed)
 {
 	struct pt_error err = { PT_OK, "" };
 	struct pt_event ev;
@@ -303,12 +345,23 @@ static void assert_replays_clean(const void *data, size_t size, const char *name
 	if (pt_session_nviolations(s))
 		fail_msg("%s: %u violation(s)", name, pt_session_nviolations(s));
 	const struct pt_counters *c = pt_session_counters(s);
-	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++)
-		if (c->per_op[k].failed)
+	uint64_t n = 0;
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		if (c->per_op[k].failed && !failed)
 			fail_msg("%s: the model failed %llu %s op(s) the kernel did not", name,
 				 (unsigned long long)c->per_op[k].failed, pt_kind_name(k));
+		n += c->per_op[k].failed;
+	}
+	if (n != failed)
+		fail_msg("%s: the model failed %llu ops the kernel did not, expected %llu (traces/examples/FINDINGS.md)",
+			 name, (unsigned long long)n, (unsigned long long)failed);
 	pt_session_free(s);
 	pt_reader_close(r);
+}
+
+static void assert_replays_clean(const void *data, size_t size, const char *name)
+{
+	assert_replays(data, size, name, 0);
 }
 
 static void test_imported_trace_replays_clean(void **state)
@@ -355,11 +408,128 @@ static void test_shipped_captures_import_and_replay_clean(void **state)
 		assert_true(info.ops > 0);
 		assert_int_equal(info.unpaired, 0);
 		assert_int_equal(info.lost, 0);
-		assert_replays_clean(data, size, g.gl_pathv[i]);
+		/* the ops the model fails where the kernel succeeded, each explained in
+		 * traces/examples/FINDINGS.md; any other capture must replay without one */
+		const char *base = strrchr(g.gl_pathv[i], '/') ? strrchr(g.gl_pathv[i], '/') + 1 : g.gl_pathv[i];
+		uint64_t explained = !strcmp(base, "ftrace-6.1-workload.ftrace") ? 15 : 0;
+		assert_replays(data, size, g.gl_pathv[i], explained);
 		free(data);
 		free(buf);
 	}
 	globfree(&g);
+}
+
+/* A growing mremap the kernel moved stays as asked; the kernel's result follows it. */
+static void test_moved_grow_is_kept_as_asked(void **state)
+{
+	(void)state;
+	const char *txt =
+		"  w-9 [000] 1.0: sys_mmap(addr: 0, len: 10000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		"  w-9 [000] 1.1: sys_mmap -> 0x10000000\n"
+		"  w-9 [000] 1.2: sys_mremap(addr: 10000000, old_len: 10000, new_len: 400000, flags: 1, new_addr: 0)\n"
+		"  w-9 [000] 1.3: sys_mremap -> 0x30000000\n";
+	char *t = import(txt);
+	char *ev = events_of(t, true);
+	assert_string_equal(ev, "cpu0 mmap va=0x10000000 len=64K prot=rw asid=1\n"
+				"cpu0 kernel result ret=0x10000000 asid=1\n"
+				"cpu0 mremap va=0x10000000 len=64K new_va=0x30000000 new_len=4M asid=1 flags=0x1\n"
+				"cpu0 kernel result ret=0x30000000 asid=1\n");
+	assert_null(strstr(t, "flags=0x3"));
+	assert_non_null(strstr(t, "the kernel moved it to 0x30000000 (new_va=): kept as asked, without MREMAP_FIXED"));
+	free(ev);
+	free(t);
+}
+
+/* Each op's result, and the kprobe evidence inside and outside calls. */
+static void test_kernel_evidence(void **state)
+{
+	struct pt_ftrace_info info;
+	(void)state;
+	const char *txt =
+		"  w-9 (9) [000] 1.0: sys_mmap(addr: 0, len: 400000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		"  w-9 (9) [000] 1.1: sys_mmap -> 0x10000000\n"
+		"  w-9 (9) [000] 1.2: tracing_mark_write: ptfuzz touch 0x10000000 0x200000 w\n"
+		"  w-9 (9) [000] d.... 1.25: ptk_do_huge_pmd_anonymous_page: (do_huge_pmd_anonymous_page+0x0/0x5a0) vmf=0xffff80000a2b3d58\n"
+		"  w-9 (9) [000] 1.3: sys_mremap(addr: 10000000, old_len: 200000, new_len: 200000, flags: 3, new_addr: 20000000)\n"
+		/* another thread of the process, inside the call: not this call's */
+		"  w-10 (9) [001] d.... 1.31: ptk___pte_alloc: (__pte_alloc+0x0/0x1a0) pmd=0xffff000012345000\n"
+		"  w-9 (9) [000] d.... 1.32: ptk_move_page_tables: (move_page_tables+0x0/0x6a0) old_addr=0x10000000 new_addr=0x20000000 len=0x200000\n"
+		"  w-9 (9) [000] d.... 1.33: ptk_move_huge_pmd: (move_huge_pmd+0x0/0x2d0) old_addr=0x10000000 new_addr=0x20000000\n"
+		"  w-9 (9) [000] d.... 1.34: ptk_move_page_tables_ret: (move_vma+0x170/0x3f0 <- move_page_tables) ret=0x200000\n"
+		"  w-9 (9) [000] 1.4: sys_mremap -> 0x20000000\n"
+		/* a failed call: its evidence is a comment */
+		"  w-9 (9) [000] 1.5: sys_mprotect(start: 30000000, len: 1000, prot: 1)\n"
+		"  w-9 (9) [000] d.... 1.51: ptk___split_huge_pmd: (__split_huge_pmd+0x0/0x300) address=0x30000000\n"
+		"  w-9 (9) [000] 1.6: sys_mprotect -> -12\n"
+		/* a kernel function: asid 0; an unknown ptk_ event: ignored */
+		"  w-9 (9) [000] d.... 1.7: ptk_vfree: (vfree+0x0/0x90) addr=0xffff800008000000\n"
+		"  w-9 (9) [000] d.... 1.8: ptk_something_else: (x+0x0/0x10) arg1=0x1\n"
+		"  w-9 (9) [000] 1.9: sys_munmap(addr: 20000000, len: 200000)\n"
+		"  w-9 (9) [000] 2.0: sys_munmap -> 0x0\n";
+	char *t = import_opts(txt, NULL, &info);
+	char *ev = events_of(t, true);
+	assert_string_equal(ev, "cpu0 mmap va=0x10000000 len=4M prot=rw asid=1\n"
+				"cpu0 kernel result ret=0x10000000 asid=1\n"
+				"cpu0 touch va=0x10000000 len=2M asid=1 flags=0x1\n"
+				"cpu0 kernel huge_pmd_fault asid=1\n"
+				"cpu1 kernel pte_alloc asid=1\n"
+				"cpu0 mremap va=0x10000000 len=2M new_va=0x20000000 new_len=2M asid=1 flags=0x3\n"
+				"cpu0 kernel result ret=0x20000000 asid=1\n"
+				"cpu0 kernel move_page_tables va=0x10000000 new_va=0x20000000 len=2M asid=1\n"
+				"cpu0 kernel move_huge_pmd va=0x10000000 new_va=0x20000000 asid=1\n"
+				"cpu0 kernel move_page_tables_ret ret=0x200000 asid=1\n"
+				"cpu0 kernel vfree va=0xffff800008000000\n"
+				"cpu0 munmap va=0x20000000 len=2M asid=1\n"
+				"cpu0 kernel result asid=1\n");
+	assert_non_null(strstr(t, "evidence of the call above, not replayed: kernel split_huge_pmd va=0x30000000"));
+	assert_int_equal(info.evidence, 9);
+	assert_int_equal(info.ignored, 1);
+	free(ev);
+	free(t);
+	/* --no-evidence: the ops only */
+	struct pt_ftrace_opts no = { PT_FTRACE_THP_TRACE, true };
+	t = import_opts(txt, &no, &info);
+	ev = events_of(t, true);
+	char *ops = ops_of(t);
+	assert_string_equal(ev, ops);
+	assert_int_equal(info.evidence, 0);
+	free(ops);
+	free(ev);
+	free(t);
+}
+
+/* What capture.sh saves (tests/data/capture/captured.ftrace) imports: threads share
+ * their process's address space (record-tgid), evidence follows each op. */
+static void test_captured_sample(void **state)
+{
+	char path[1024];
+	struct pt_error err = { PT_OK, "" };
+	struct pt_ftrace_info info;
+	void *data = NULL;
+	size_t size = 0;
+	(void)state;
+	snprintf(path, sizeof(path), "%s/captured.ftrace", CAPTURE_DATA);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char buf[16384];
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *t = import_opts(buf, NULL, &info);
+	assert_non_null(strstr(t, "kernel=\"Linux 6.1.0-57-arm64"));
+	assert_non_null(strstr(t, "cpu1 madvise dontneed va=0xffff9f800000 len=64K asid=1\n"));	/* thread 413 */
+	assert_non_null(strstr(t, "cpu0 kernel move_huge_pmd va=0xffffa0000000 new_va=0xffff9fe00000 asid=1\n"));
+	assert_int_equal(info.asids, 1);
+	assert_int_equal(info.syscalls, 10);
+	assert_int_equal(info.failed, 1);
+	assert_int_equal(info.evidence, 17);
+	assert_int_equal(info.unpaired, 0);
+	free(t);
+	assert_int_equal(pt_import_ftrace_mem(buf, n, "captured.ftrace", NULL, PT_ENC_BINARY, &data, &size, NULL, &err), 0);
+	/* the grow the kernel moved (64K -> 4M) grows in place in the model: the touch,
+	 * madvise and mprotect at the kernel's address then fail there (FINDINGS.md) */
+	assert_replays(data, size, "captured.ftrace", 3);
+	free(data);
 }
 
 static void test_empty_input(void **state)
@@ -392,6 +562,11 @@ static void test_malformed_input_names_file_line_col(void **state)
 	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz touch 1000 1000 x\n", "bad.trace:1:61:",
 			    "end of");
 	assert_import_error("cpus=0\n", "bad.trace:1:6:", "CPU count");
+	/* kprobe evidence of capture.sh */
+	assert_import_error("  w-1 [000] 1.0: ptk_move_huge_pmd: (move_huge_pmd+0x0/0x2d0) old_addr\n", "bad.trace:1:", "NAME=VALUE");
+	assert_import_error("  w-1 [000] 1.0: ptk_vfree: (vfree+0x0/0x90) addr=0xzz\n", "bad.trace:1:51:",
+			    "expected a number (0x...) for addr of ptk_vfree");
+	assert_import_error("  w-1 [000] 1.0: ptk_vfree: (vfree+0x0/0x90 addr=1\n", "bad.trace:1:29:", "')'");
 	assert_import_error("ok\n  w-1 [000] 1.0: sys_munmap(addr: 0, len: 1000)\n", "bad.trace:1:1:", NULL);
 	assert_import_error("  w-1 [000] 1.0: sys_munmap(addr: 0, len: 10000000000000000)\n", "bad.trace:1:", "hexadecimal");
 	/* a NUL byte */
@@ -471,10 +646,14 @@ int main(void)
 		cmocka_unit_test(test_thp_option_overrides_the_marker),
 		cmocka_unit_test(test_failed_calls_are_comments),
 		cmocka_unit_test(test_processes_are_address_spaces),
+		cmocka_unit_test(test_threads_without_tgid_from_clone_flags),
 		cmocka_unit_test(test_untraced_memory_and_other_events_are_skipped),
 		cmocka_unit_test(test_mremap_bookkeeping),
 		cmocka_unit_test(test_imported_trace_replays_clean),
 		cmocka_unit_test(test_shipped_captures_import_and_replay_clean),
+		cmocka_unit_test(test_moved_grow_is_kept_as_asked),
+		cmocka_unit_test(test_kernel_evidence),
+		cmocka_unit_test(test_captured_sample),
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_malformed_input_names_file_line_col),
 		cmocka_unit_test(test_file_api_and_missing_file),

@@ -82,6 +82,9 @@ static const ProtobufCEnumDescriptor *op_enum(unsigned kind, const char **prefix
 	case PT_EV_SCHED:
 		*prefix = "SCHED_";
 		return &ptfuzz__sched_on__descriptor;
+	case PT_EV_KERNEL:
+		*prefix = "KERNEL_";
+		return &ptfuzz__kernel_evidence__descriptor;
 	default:
 		return NULL;
 	}

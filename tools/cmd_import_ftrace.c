@@ -7,7 +7,7 @@
 
 void help_import_ftrace(FILE *f)
 {
-	fputs("usage: ptfuzz import-ftrace [--thp always|never|trace] TRACE -o OUT\n"
+	fputs("usage: ptfuzz import-ftrace [--thp always|never|trace] [--no-evidence] TRACE -o OUT\n"
 	      "\n"
 	      "Import ftrace text -- the tracefs `trace` file, `trace_pipe`, or the output\n"
 	      "of `trace-cmd report` -- as an ops-level ptfuzz trace.  The syscall events\n"
@@ -18,6 +18,10 @@ void help_import_ftrace(FILE *f)
 	      "`ptfuzz touch VA LEN [w|r]` become touches; `ptfuzz kernel: ...`,\n"
 	      "`ptfuzz machine: ...` and `ptfuzz thp: ...` fill the header and the THP\n"
 	      "policy.  Operations on memory no traced mmap mapped are kept as comments.\n"
+	      "Each op is the call as the kernel was asked; the kernel's evidence follows\n"
+	      "it as `kernel` events: `kernel result ret=...` (the syscall's return\n"
+	      "value) and the kprobe events of traces/capture/capture.sh (ptk_FUNC:\n"
+	      "move_page_tables, move_huge_pmd, __split_huge_pmd, free_pgtables, ...).\n"
 	      "OUT's encoding follows its name: binary if it ends in .zst, text\n"
 	      "otherwise; - writes text to standard output.\n"
 	      "\n"
@@ -26,6 +30,7 @@ void help_import_ftrace(FILE *f)
 	      "      --thp MODE     transparent hugepages of the traced kernel: always\n"
 	      "                     (mmaps get order=9), never, or trace (default: what a\n"
 	      "                     `ptfuzz thp:` marker says, never without one)\n"
+	      "      --no-evidence  write the ops only, no `kernel` evidence events\n"
 	      "  -h, --help         this help\n"
 	      "\n"
 	      "exit status: 0 imported, 2 bad input or usage.\n",
@@ -37,10 +42,11 @@ int cmd_import_ftrace(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "thp", required_argument, NULL, 't' },
+		{ "no-evidence", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct pt_ftrace_opts opts = { PT_FTRACE_THP_TRACE };
+	struct pt_ftrace_opts opts = { PT_FTRACE_THP_TRACE, false };
 	const char *out = NULL;
 	struct pt_error err = { PT_OK, "" };
 	int c;
@@ -59,6 +65,7 @@ int cmd_import_ftrace(int argc, char **argv)
 				return cli_usage_error("import-ftrace", "--thp: expected always, never or trace, got '%s'",
 						       optarg);
 			break;
+		case 'E': opts.no_evidence = true; break;
 		case 'h': help_import_ftrace(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}

@@ -24,11 +24,14 @@
 void help_minimize(FILE *f)
 {
 	fputs("usage: ptfuzz minimize IN -o OUT [--variant NAME] [--signature SIG | --same-invariant]\n"
-	      "                       [--max-replays N] [-f] [-q]\n"
+	      "                       [--max-replays N] [--input] [-f] [-q]\n"
 	      "\n"
 	      "Shrink a trace that shows a violation (text .ptt or binary .ptt.zst; - reads\n"
-	      "standard input) to a 1-minimal text trace that still shows it: removing\n"
-	      "any one event, or any one of the simplifications below, loses it.\n"
+	      "standard input), or a fuzz input of the ops_invariants harness (named\n"
+	      "*.bin, crash-*, leak-*, timeout-*, oom-*, id:*, or with --input: the\n"
+	      "program it decodes to, as ptfuzz convert shows it), to a 1-minimal text\n"
+	      "trace that still shows it: removing any one event, or any one of the\n"
+	      "simplifications below, loses it.\n"
 	      "\n"
 	      "The target is the signature of IN's first violation (ptfuzz replay prints\n"
 	      "signatures), or the one --signature names.  A candidate is kept when its\n"
@@ -65,6 +68,7 @@ void help_minimize(FILE *f)
 	      "                     write the smallest trace found, which then still shows\n"
 	      "                     the target but may not be 1-minimal (said on stderr\n"
 	      "                     and in OUT)\n"
+	      "  --input            IN is a fuzz input whatever its name\n"
 	      "  -q, --quiet        no progress, no summary line\n"
 	      "  -h, --help         this help\n"
 	      "\n"
@@ -76,6 +80,8 @@ void help_minimize(FILE *f)
 	      f);
 }
 
+#define S(n) ((n) == 1 ? "" : "s")	/* "1 event", "2 events" */
+
 static double now(void)
 {
 	struct timespec ts;
@@ -86,10 +92,10 @@ static double now(void)
 
 /* ---- IN ---- */
 
-/* Read all of path into t; 0, or -1 with err set. */
-static int load(const char *path, struct mz_trace *t, struct pt_error *err)
+/* Read all of path (a trace, or the program a fuzz input decodes to) into t; 0, or -1 with err set. */
+static int load(const char *path, bool fuzz_input, struct mz_trace *t, struct pt_error *err)
 {
-	struct pt_reader *r = pt_reader_open(path, err);
+	struct pt_reader *r = cli_reader_open(path, fuzz_input, err);
 	struct pt_event ev;
 	size_t cap = 0;
 	int rc;
@@ -113,7 +119,7 @@ static int load(const char *path, struct mz_trace *t, struct pt_error *err)
 		ev.text = NULL;
 		t->ev[t->n++] = ev;
 	}
-	pt_reader_close(r);
+	cli_reader_close(r);
 	if (rc < 0) {
 		mz_trace_free(t);
 		return -1;
@@ -285,8 +291,9 @@ static void header_comments(struct comments *c, const struct mz_trace *t, const 
 	struct pt_session *s;
 
 	snprintf(line, sizeof(line),
-		 "minimized by ptfuzz minimize from %s (%zu events -> %zu events, %" PRIu64 " replays, %.1f s)",
-		 o->in_name, o->events_in, t->n, o->st->replays, o->seconds);
+		 "minimized by ptfuzz minimize from %s (%zu event%s -> %zu event%s, %" PRIu64 " replay%s, %.1f s)",
+		 o->in_name, o->events_in, S(o->events_in), t->n, S(t->n), o->st->replays, S(o->st->replays),
+		 o->seconds);
 	comment_add(c, line);
 	if (o->st->capped)
 		comment_add(c, "not 1-minimal: stopped at the replay cap (--max-replays)");
@@ -404,12 +411,13 @@ int cmd_minimize(int argc, char **argv)
 		{ "signature", required_argument, NULL, 's' },
 		{ "same-invariant", no_argument, NULL, 'i' },
 		{ "max-replays", required_argument, NULL, 'm' },
+		{ "input", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *sig = NULL, *variants[MAX_VARIANTS + 1] = { NULL };
-	bool force = false, same_invariant = false, quiet = false;
+	bool force = false, same_invariant = false, quiet = false, fuzz_input = false;
 	uint64_t max_replays = DEFAULT_MAX_REPLAYS;
 	unsigned nvariants = 0;
 	struct pt_error err;
@@ -431,6 +439,7 @@ int cmd_minimize(int argc, char **argv)
 			if (parse_u64(optarg, &max_replays) || !max_replays)
 				return cli_usage_error(CMD, "--max-replays takes a positive number, not '%s'", optarg);
 			break;
+		case 'I': fuzz_input = true; break;
 		case 'q': quiet = true; break;
 		case 'h': help_minimize(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
@@ -457,7 +466,7 @@ int cmd_minimize(int argc, char **argv)
 	struct mz_trace t;
 	double start = now();
 
-	if (load(in, &t, &err) < 0) {
+	if (load(in, fuzz_input, &t, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_BAD;
 	}
@@ -520,8 +529,9 @@ int cmd_minimize(int argc, char **argv)
 			snprintf(what, sizeof(what), "I%u (any signature)", tg.id);
 		else
 			snprintf(what, sizeof(what), "%s", tg.signature);
-		fprintf(f, "%s: %zu events -> %zu events (%" PRIu64 " replays, %u rounds, %.1f s), %s\n",
-			cli_display_name(out), events_in, t.n, st.replays, st.rounds, o.seconds, what);
+		fprintf(f, "%s: %zu event%s -> %zu event%s (%" PRIu64 " replay%s, %u round%s, %.1f s), %s\n",
+			cli_display_name(out), events_in, S(events_in), t.n, S(t.n), st.replays, S(st.replays),
+			st.rounds, S(st.rounds), o.seconds, what);
 	}
 	mz_trace_free(&t);
 	return EXIT_CLEAN;

@@ -51,6 +51,8 @@ struct pending {
 	unsigned cpu;
 	unsigned line;
 	uint64_t a[6];
+	struct pt_event *kev;	/* kprobe evidence seen inside the call, written after its op */
+	size_t nkev, capkev;
 };
 
 struct range {
@@ -67,6 +69,11 @@ struct asmap {
 	uint16_t asid;
 };
 
+/* a task created with CLONE_VM: it uses its creator's address space (key) */
+struct alias {
+	uint32_t pid, key;
+};
+
 struct ft {
 	const char *name;
 	struct pt_error *err;
@@ -77,6 +84,7 @@ struct ft {
 	char kernel[128], machine[128];
 	unsigned hdr_cpus, max_cpu;
 	bool any_cpu;
+	bool emitted;			/* do_call() wrote an ops event for the call */
 	unsigned line;			/* current line number */
 	const char *s;			/* current line */
 
@@ -84,6 +92,8 @@ struct ft {
 	size_t npend, cappend;
 	struct asmap *as;
 	size_t nas, capas;
+	struct alias *al;
+	size_t nal, capal;
 	struct space *sp;		/* per ASID - 1 */
 	size_t nsp;
 	uint16_t next_asid;
@@ -446,7 +456,7 @@ static int forget_range(struct ft *x, const struct pending *p, uint16_t asid, ui
 	return 0;
 }
 
-static int do_op(struct ft *x, const struct pending *p, int64_t ret)
+static int do_call(struct ft *x, const struct pending *p, int64_t ret)
 {
 	const uint64_t *a = p->a;
 	char call[256];
@@ -553,16 +563,10 @@ static int do_op(struct ft *x, const struct pending *p, int64_t ret)
 		ev.va2 = nva;
 		ev.len2 = new_len;
 		ev.flags = (uint32_t)(flags & L_MREMAP_FLAGS);
-		if (nva != old && !(flags & PT_MREMAP_FIXED) && ne - ns > e - s && !rs_overlaps(sp, e, s + (ne - ns))) {
-			/* The kernel could not grow it in place: something the trace does not show (the
-			 * stack, the vDSO, memory mapped before tracing) was in the way.  The model, which
-			 * sees only traced mappings, would grow it in place; MREMAP_FIXED to the address
-			 * the kernel chose takes the same path (move_vma()) without that guess. */
-			ev.flags |= PT_MREMAP_FIXED;
-			if (comment(x, "line %u: the kernel moved it (an untraced mapping in the way of growing in "
-				    "place): replayed with MREMAP_FIXED to 0x%llx", p->line, (unsigned long long)nva))
-				return -1;
-		}
+		if (nva != old && !(flags & PT_MREMAP_FIXED) &&
+		    comment(x, "line %u: the kernel moved it to 0x%llx (new_va=): kept as asked, without MREMAP_FIXED",
+			    p->line, (unsigned long long)nva))
+			return -1;
 		if (put(x, &ev) || rs_reserve(x, sp))
 			return -1;
 		if (nva == old && !(flags & 2)) {
@@ -582,6 +586,54 @@ static int do_op(struct ft *x, const struct pending *p, int64_t ret)
 		return 0;
 	}
 	x->info.ops++;
+	x->emitted = true;
+	return 0;
+}
+
+/* an evidence event as text, for comments */
+static void describe_kev(const struct pt_event *k, char *buf, size_t size)
+{
+	snprintf(buf, size, "kernel %s va=0x%llx new_va=0x%llx len=0x%llx ret=0x%llx", pt_op_name(PT_EV_KERNEL, k->op),
+		 (unsigned long long)k->va, (unsigned long long)k->va2, (unsigned long long)k->len,
+		 (unsigned long long)k->pa);
+}
+
+/*
+ * The call as the kernel was asked (do_call()), then the kernel's evidence:
+ * its result, and what kprobes saw inside it.  A call that is not replayed
+ * (failed in the kernel, or skipped) keeps its evidence as comments.
+ */
+static int do_op(struct ft *x, const struct pending *p, int64_t ret)
+{
+	char buf[256];
+	uint16_t asid;
+
+	x->emitted = false;
+	if (do_call(x, p, ret))
+		return -1;
+	if (!x->emitted || x->opts.no_evidence) {
+		for (size_t i = 0; !x->opts.no_evidence && i < p->nkev; i++) {
+			describe_kev(&p->kev[i], buf, sizeof(buf));
+			if (comment(x, "line %u: evidence of the call above, not replayed: %s", p->line, buf))
+				return -1;
+		}
+		return 0;
+	}
+	if (asid_of(x, p->key, &asid))
+		return -1;
+	struct pt_event r = { .kind = PT_EV_KERNEL, .op = PT_KEV_RESULT, .cpu = (uint16_t)p->cpu, .asid = asid,
+			      .pa = (uint64_t)ret };
+	if (put(x, &r))
+		return -1;
+	x->info.evidence++;
+	for (size_t i = 0; i < p->nkev; i++) {
+		struct pt_event k = p->kev[i];
+		if (k.asid)
+			k.asid = asid;
+		if (put(x, &k))
+			return -1;
+		x->info.evidence++;
+	}
 	return 0;
 }
 
@@ -713,6 +765,13 @@ static struct pending *pending_of(struct ft *x, uint32_t pid)
 	return NULL;
 }
 
+static void pending_free(struct pending *p)
+{
+	free(p->kev);
+	p->kev = NULL;
+	p->nkev = p->capkev = 0;
+}
+
 static void pending_drop(struct ft *x, struct pending *p)
 {
 	*p = x->pend[--x->npend];
@@ -729,6 +788,7 @@ static int on_sys_enter(struct ft *x, enum sc sc, const char *args, char close, 
 		if (comment(x, "line %u: pid %u: %s entered without an exit (line %u): dropped", x->line, pid,
 			    sc_tab[p->sc].name, p->line))
 			return -1;
+		pending_free(p);
 		*p = np;
 		return 0;
 	}
@@ -770,7 +830,9 @@ static int on_sys_exit(struct ft *x, enum sc sc, const char *r, uint32_t pid)
 	}
 	struct pending done = *p;
 	pending_drop(x, p);
-	return do_op(x, &done, ret);
+	int rc = do_op(x, &done, ret);
+	pending_free(&done);
+	return rc;
 }
 
 /* ------------------------------------------------------------------ */
@@ -787,6 +849,120 @@ static void copy_trim(char *dst, size_t size, const char *src)
 	for (size_t i = 0; i < n; i++)
 		dst[i] = (unsigned char)src[i] >= 0x20 && (unsigned char)src[i] < 0x7f ? src[i] : '?';
 	dst[n] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* kprobe evidence (traces/capture/capture.sh: events/ptfuzz/ptk_FUNC)  */
+
+static const struct {
+	const char *name;	/* FUNC, the kprobe event is ptk_FUNC */
+	uint8_t op;		/* enum pt_kernel_ev */
+	bool kernel;		/* a kernel-space function (vmalloc...): asid 0 */
+} kp_tab[] = {
+	{ "move_page_tables", PT_KEV_MOVE_PAGE_TABLES, false },
+	{ "move_page_tables_ret", PT_KEV_MOVE_PAGE_TABLES_RET, false },
+	{ "move_huge_pmd", PT_KEV_MOVE_HUGE_PMD, false },
+	{ "move_huge_pud", PT_KEV_MOVE_HUGE_PUD, false },
+	{ "__split_huge_pmd", PT_KEV_SPLIT_HUGE_PMD, false },
+	{ "change_huge_pmd", PT_KEV_CHANGE_HUGE_PMD, false },
+	{ "zap_huge_pmd", PT_KEV_ZAP_HUGE_PMD, false },
+	{ "do_huge_pmd_anonymous_page", PT_KEV_HUGE_PMD_FAULT, false },
+	{ "free_pgtables", PT_KEV_FREE_PGTABLES, false },
+	{ "tlb_finish_mmu", PT_KEV_TLB_FINISH_MMU, false },
+	{ "__pte_alloc", PT_KEV_PTE_ALLOC, false },
+	{ "__pmd_alloc", PT_KEV_PMD_ALLOC, false },
+	{ "__vmalloc_node_range", PT_KEV_VMALLOC, true },
+	{ "__vmalloc_node_range_ret", PT_KEV_VMALLOC_RET, true },
+	{ "__vmalloc_node_range_noprof", PT_KEV_VMALLOC, true },
+	{ "__vmalloc_node_range_noprof_ret", PT_KEV_VMALLOC_RET, true },
+	{ "vmap", PT_KEV_VMAP, true },
+	{ "vmap_ret", PT_KEV_VMAP_RET, true },
+	{ "vunmap", PT_KEV_VUNMAP, true },
+	{ "vfree", PT_KEV_VFREE, true },
+};
+
+/* which field a kprobe argument of capture.sh's table fills (others are kept out) */
+static enum pt_field kp_field(const char *n, size_t len)
+{
+	static const struct {
+		const char *name;
+		enum pt_field f;
+	} m[] = {
+		{ "old_addr", PT_F_VA }, { "address", PT_F_VA }, { "addr", PT_F_VA }, { "floor", PT_F_VA },
+		{ "start", PT_F_VA }, { "new_addr", PT_F_VA2 }, { "ceiling", PT_F_VA2 }, { "end", PT_F_VA2 },
+		{ "len", PT_F_LEN }, { "size", PT_F_LEN }, { "count", PT_F_LEN },
+		{ "ret", PT_F_PA },
+	};
+	for (size_t i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (strlen(m[i].name) == len && !memcmp(m[i].name, n, len))
+			return m[i].f;
+	return PT_F_COUNT;
+}
+
+/*
+ * "ptk_FUNC: (SYM+OFF/SIZE) NAME=VALUE ..." (a return probe: "(CALLER <- FUNC)").
+ * Inside a traced syscall of the same thread it is that call's evidence,
+ * written after its op; outside one (a fault after a touch) it is written now.
+ */
+static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, uint32_t pid, uint32_t key,
+		     unsigned cpu)
+{
+	char b[48];
+	size_t k = 0;
+
+	while (k < sizeof(kp_tab) / sizeof(kp_tab[0]) &&
+	       !(strlen(kp_tab[k].name) == fnl && !memcmp(kp_tab[k].name, fn, fnl)))
+		k++;
+	if (k == sizeof(kp_tab) / sizeof(kp_tab[0])) {
+		x->info.ignored++;
+		return 0;
+	}
+	struct pt_event ev = { .kind = PT_EV_KERNEL, .op = kp_tab[k].op, .cpu = (uint16_t)cpu,
+			       .asid = kp_tab[k].kernel ? 0 : 1 };
+	p = skip_sp(p);
+	if (*p == '(') {
+		const char *c = strchr(p, ')');
+		if (!c)
+			return errat(x, p, "expected ')' after the probed address of ptk_%.*s, got end of line", (int)fnl,
+				     fn);
+		p = skip_sp(c + 1);
+	}
+	while (*p) {
+		const char *n = p, *end;
+		while (is_ident(*p))
+			p++;
+		if (p == n || *p != '=')
+			return errat(x, n, "expected NAME=VALUE in the arguments of ptk_%.*s, got %s", (int)fnl, fn,
+				     got(n, b));
+		enum pt_field f = kp_field(n, (size_t)(p - n));
+		const char *v = ++p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (f != PT_F_COUNT) {
+			uint64_t val;
+			bool ok = v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, &val, &end) : dec(v, &val, &end);
+			if (!ok || end != p)
+				return errat(x, v, "expected a number (0x...) for %.*s of ptk_%.*s, got %s",
+					     (int)(v - 1 - n), n, (int)fnl, fn, got(v, b));
+			pt_event_set(&ev, f, val);
+		}
+		p = skip_sp(p);
+	}
+	if (x->opts.no_evidence)
+		return 0;
+	struct pending *pe = pending_of(x, pid);
+	if (pe) {
+		if (grow(x, (void **)&pe->kev, &pe->capkev, pe->nkev, sizeof(*pe->kev)))
+			return -1;
+		pe->kev[pe->nkev++] = ev;
+		return 0;
+	}
+	if (ev.asid && asid_of(x, key, &ev.asid))
+		return -1;
+	if (put(x, &ev))
+		return -1;
+	x->info.evidence++;
+	return 0;
 }
 
 static int on_marker(struct ft *x, const char *t, uint32_t pid, uint32_t key, unsigned cpu)
@@ -963,6 +1139,9 @@ static int parse_line(struct ft *x, const char *s)
 		x->max_cpu = cpu;
 	x->any_cpu = true;
 	uint32_t key = has_tgid ? tgid : pid;
+	for (size_t i = 0; !has_tgid && i < x->nal; i++)
+		if (x->al[i].pid == pid)
+			key = x->al[i].key;
 
 	/* [flags] TIMESTAMP: */
 	p = skip_sp(p);
@@ -1010,6 +1189,8 @@ static int parse_line(struct ft *x, const char *s)
 			return errat(x, r, "expected '(' or '->' after sys_%s, got %s", sc_tab[sc].name, got(r, b));
 		return on_sys_exit(x, (enum sc)sc, r + 2, pid);
 	}
+	if (nl > 4 && starts(n, "ptk_") && *p == ':')
+		return on_kprobe(x, n + 4, nl - 4, p + 1, pid, key, cpu);
 	if (nl == 18 && starts(n, "tracing_mark_write") && *p == ':')
 		return on_marker(x, p + 1, pid, key, cpu);
 	if (nl == 5 && starts(n, "print") && *p == ':') {
@@ -1021,11 +1202,38 @@ static int parse_line(struct ft *x, const char *s)
 			q = c + 1;
 		return on_marker(x, q, pid, key, cpu);
 	}
+	if (nl == 12 && starts(n, "task_newtask") && *p == ':') {
+		/* "task_newtask: pid=N comm=NAME clone_flags=HEX oom_score_adj=N", by the creator */
+		const char *f = strstr(p, " pid="), *c = strstr(p, " clone_flags=");
+		uint64_t child, cf;
+		if (!f || !dec(f + 5, &child, &end) || child > UINT32_MAX)
+			return errat(x, f ? f + 5 : p, "expected pid=N in task_newtask, got %s", got(f ? f + 5 : p, b));
+		if (!c || !hex(c + 13, &cf, &end))
+			return errat(x, c ? c + 13 : p, "expected clone_flags=HEX in task_newtask, got %s",
+				     got(c ? c + 13 : p, b));
+		for (size_t i = 0; i < x->nal; i++)
+			if (x->al[i].pid == (uint32_t)child)
+				x->al[i] = x->al[--x->nal];	/* a reused PID */
+		if (cf & 0x100) {	/* CLONE_VM */
+			if (grow(x, (void **)&x->al, &x->capal, x->nal, sizeof(*x->al)))
+				return -1;
+			x->al[x->nal++] = (struct alias){ (uint32_t)child, key };
+		}
+		return 0;
+	}
 	if (nl == 18 && starts(n, "sched_process_exec") && *p == ':') {
 		const char *f = strstr(p, " pid=");
 		if (!f || !dec(f + 5, &v, &end) || v > UINT32_MAX)
 			return errat(x, f ? f + 5 : p, "expected pid=N in sched_process_exec, got %s",
 				     got(f ? f + 5 : p, b));
+		for (size_t i = 0; i < x->nal; i++)
+			if (x->al[i].pid == pid) {
+				/* a CLONE_VM child (vfork) that execs gets its own address space;
+				 * its creator keeps the one they shared */
+				x->al[i] = x->al[--x->nal];
+				key = pid;
+				break;
+			}
 		asid_forget(x, key);
 		if ((uint32_t)v != key)
 			asid_forget(x, (uint32_t)v);
@@ -1048,8 +1256,11 @@ static void ft_free(struct ft *x)
 		free(x->sp[i].r);
 	free(x->sp);
 	free(x->ev);
+	for (size_t i = 0; i < x->npend; i++)
+		pending_free(&x->pend[i]);
 	free(x->pend);
 	free(x->as);
+	free(x->al);
 	free(x->thr);
 }
 
@@ -1102,10 +1313,11 @@ static int ft_write(struct ft *x, struct pt_writer *w, const struct pt_header *h
 
 	snprintf(sum, sizeof(sum),
 		 "imported by ptfuzz import-ftrace from %s: %llu lines, %llu syscalls (%llu failed in the kernel), "
-		 "%llu ops, %llu kept as comments, %llu unpaired, %llu other events, %llu lost; %u address spaces",
+		 "%llu ops, %llu kernel evidence, %llu kept as comments, %llu unpaired, %llu other events, %llu lost; "
+		 "%u address spaces",
 		 x->name, (unsigned long long)x->info.lines, (unsigned long long)x->info.syscalls,
 		 (unsigned long long)x->info.failed, (unsigned long long)x->info.ops,
-		 (unsigned long long)x->info.skipped, (unsigned long long)x->info.unpaired,
+		 (unsigned long long)x->info.evidence, (unsigned long long)x->info.skipped, (unsigned long long)x->info.unpaired,
 		 (unsigned long long)x->info.ignored, (unsigned long long)x->info.lost, x->info.asids);
 	for (char *q = sum; *q; q++)
 		if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)

@@ -22,8 +22,22 @@
  *      ptfuzz kernel: TEXT         the header's kernel (first one wins)
  *      ptfuzz machine: TEXT        the header's machine (first one wins)
  *    Any other marker text is kept as a comment (`BEGIN op ...` / `END op`).
+ *  - kprobe events of traces/capture/capture.sh, `ptk_FUNC: (SYM+OFF/SIZE)
+ *    NAME=0x... ...` (return probes `ptk_FUNC_ret: (CALLER <- FUNC) ret=0x...`),
+ *    for the functions of enum pt_kernel_ev: `kernel` evidence events (va from
+ *    old_addr/address/addr/floor/start, va2 from new_addr/ceiling/end, len from
+ *    len/size/count, ret from ret; other arguments are dropped).
+ *
+ * Evidence: each op is the call as the kernel was asked (no op is rewritten
+ * to make the model agree), then `kernel result ret=RET` (the syscall's
+ * return value), then the kprobe evidence seen between the call's enter and
+ * exit on the same thread.  Kprobe events outside a traced call follow the
+ * op before them; those of a call that is not replayed become comments.
  *  - `sched_process_exec` for a PID: its next operations get a new address
  *    space.
+ *  - `task_newtask` (pid=CHILD clone_flags=HEX), without the TGID column: a
+ *    child created with CLONE_VM (a thread, a vfork child until it execs)
+ *    shares its creator's address space.
  *
  * Address spaces: each process (the TGID column when the trace has one
  * (options/record-tgid), else the PID) gets ASID 1, 2, ... in order of
@@ -43,6 +57,7 @@
 #ifndef PTFUZZ_FTRACE_H
 #define PTFUZZ_FTRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,6 +69,7 @@ enum pt_ftrace_thp { PT_FTRACE_THP_TRACE = 0, PT_FTRACE_THP_NEVER, PT_FTRACE_THP
 
 struct pt_ftrace_opts {
 	enum pt_ftrace_thp thp;	/* TRACE: what a `ptfuzz thp:` marker says (never when none) */
+	bool no_evidence;	/* write no `kernel` evidence events (an ops-only trace) */
 };
 
 /* What an import saw. */
@@ -67,6 +83,7 @@ struct pt_ftrace_info {
 	uint64_t unpaired;	/* an enter without its exit or the reverse */
 	uint64_t ignored;	/* trace lines of other events */
 	uint64_t lost;		/* events the trace says were lost */
+	uint64_t evidence;	/* `kernel` evidence events written (results, kprobes) */
 	unsigned cpus;		/* the header's CPU count */
 	unsigned asids;		/* address spaces */
 };

@@ -46,7 +46,7 @@ SAME(PTFUZZ__OP_KIND__OP_HUGETLB, PT_OP_HUGETLB);
 SAME(PTFUZZ__ADVICE__ADVICE_NOHUGEPAGE, PT_ADV_NOHUGEPAGE);
 SAME(PTFUZZ__HUGETLB_OP__HUGETLB_ACCESS_FLAGS, PT_HUGE_ACCESS_FLAGS);
 SAME(PTFUZZ__SCHED_ON__SCHED_ACCESS, PT_SCHED_ACCESS);
-_Static_assert(PT_EV_KIND_COUNT == 56, "a new kind needs a new EventKind value in ptfuzz.proto");
+_Static_assert(PT_EV_KIND_COUNT == 57, "a new kind needs a new EventKind value in ptfuzz.proto");
 
 /* Debug and fuzzing builds check the hand decoder against protobuf-c on every record. */
 #if !defined(NDEBUG) && !defined(PT_BIN_CROSSCHECK)

@@ -33,6 +33,12 @@ static const char *const opkind_ops[] = {
 static const char *const advice_ops[] = { "dontneed", "free", "pageout", "cold", "hugepage",
 					   "nohugepage" };
 static const char *const huge_ops[] = { "set", "clear", "wrprotect", "access_flags" };
+/* kernel: what a captured kernel did (enum pt_kernel_ev) */
+static const char *const kernel_ops[] = { "result", "move_page_tables", "move_page_tables_ret", "move_huge_pmd",
+					  "move_huge_pud", "split_huge_pmd", "change_huge_pmd", "zap_huge_pmd",
+					  "huge_pmd_fault", "free_pgtables", "tlb_finish_mmu", "pte_alloc",
+					  "pmd_alloc", "vmalloc", "vmalloc_ret", "vmap", "vmap_ret", "vunmap",
+					  "vfree" };
 /* sched: which scheduling points `steps` counts */
 static const char *const sched_ops[] = { "any", "read", "pt_write", "tlbi", "dsb", "dmb", "isb", "lock",
 					 "unlock", "page_alloc", "page_free", "access" };
@@ -86,6 +92,9 @@ static const struct pt_key k_irq[] = { K("va", VA, OPT), K("len", LEN, OPT), K("
 static const struct pt_key k_hugetlb[] = { K("va", VA, REQ), K("len", LEN, REQ), K("pa", PA, OPT),
 					   K("prot", PROT, OPT), K("asid", ASID, OPT), END };
 
+static const struct pt_key k_kernel[] = { K("va", VA, OPT), K("new_va", VA2, OPT), K("len", LEN, OPT),
+					  K("ret", PA, OPT), K("asid", ASID, OPT), END };
+
 #define S_OPS(name, ops, keys, ol) { name, ops, N(ops), keys, ol }
 
 static const struct pt_kind_schema schemas[PT_EV_KIND_COUNT] = {
@@ -127,6 +136,7 @@ static const struct pt_kind_schema schemas[PT_EV_KIND_COUNT] = {
 	[PT_EV_SCHED] = S_OPS("sched", sched_ops, k_sched, true),
 	[PT_EV_IRQ] = S_OPS("irq", opkind_ops, k_irq, true),
 	[PT_EV_HUGETLB] = S_OPS("hugetlb", huge_ops, k_hugetlb, true),
+	[PT_EV_KERNEL] = S_OPS("kernel", kernel_ops, k_kernel, true),
 };
 
 const struct pt_kind_schema *pt_kind_schema(unsigned kind)

@@ -70,6 +70,9 @@ enum pt_kind {
 				 * points, then stops (steps=0: until its queued ops are done) */
 	PT_EV_IRQ = 54,		/* inject an IRQ whose handler performs op (an ops-level kind) at va/len */
 	PT_EV_HUGETLB = 55,	/* op: hugetlb action; va, len (huge page size), pa, prot, asid */
+	/* ---- evidence: what a captured kernel did (the model does not run these) ---- */
+	PT_EV_KERNEL = 56,	/* op: what (enum pt_kernel_ev); for the ops event before it of the same
+				 * address space: va, va2, len, pa (ret=: a return value), asid */
 	PT_EV_KIND_COUNT
 };
 
@@ -112,6 +115,19 @@ enum pt_sched_on { PT_SCHED_ANY = 0, PT_SCHED_READ, PT_SCHED_PT_WRITE, PT_SCHED_
 /* PT_EV_HUGETLB actions */
 enum pt_hugetlb_op { PT_HUGE_SET = 0, PT_HUGE_CLEAR, PT_HUGE_WRPROTECT, PT_HUGE_ACCESS_FLAGS,
 		     PT_HUGE_OP_COUNT };
+
+/*
+ * PT_EV_KERNEL: evidence a capture recorded (tools/ftrace.c: syscall exits and
+ * kprobes).  RESULT is the syscall's return value as the kernel returned it
+ * (ret=: an address, 0, or a negative errno in two's complement); the others
+ * are calls of the kernel function of that name: va, va2 (new_va=), len their
+ * address, second address and length arguments, ret= a return probe's value.
+ */
+enum pt_kernel_ev { PT_KEV_RESULT = 0, PT_KEV_MOVE_PAGE_TABLES, PT_KEV_MOVE_PAGE_TABLES_RET,
+		    PT_KEV_MOVE_HUGE_PMD, PT_KEV_MOVE_HUGE_PUD, PT_KEV_SPLIT_HUGE_PMD, PT_KEV_CHANGE_HUGE_PMD,
+		    PT_KEV_ZAP_HUGE_PMD, PT_KEV_HUGE_PMD_FAULT, PT_KEV_FREE_PGTABLES, PT_KEV_TLB_FINISH_MMU,
+		    PT_KEV_PTE_ALLOC, PT_KEV_PMD_ALLOC, PT_KEV_VMALLOC, PT_KEV_VMALLOC_RET, PT_KEV_VMAP,
+		    PT_KEV_VMAP_RET, PT_KEV_VUNMAP, PT_KEV_VFREE, PT_KEV_COUNT };
 
 /* flags */
 #define PT_ACC_WRITE	0x1u	/* access: store */

@@ -150,7 +150,11 @@ static void count_free(struct pt_session *s, const struct pt_event *ev)
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 {
 	unsigned before = pt_checker_count(s->c);
-	if (ev->kind >= PT_EV_MMAP) {	/* ops-level kinds (event.h) */
+	if (ev->kind == PT_EV_KERNEL) {
+		/* a captured kernel's evidence: nothing for the model to run (counted only) */
+		s->k.events++;
+		s->k.by_kind[ev->kind]++;
+	} else if (ev->kind >= PT_EV_MMAP) {	/* ops-level kinds (event.h) */
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;

@@ -5,7 +5,10 @@
 #     linux-modules-*-arm64) and busybox-static:arm64,
 #   - QEMU 10.0.x (qemu-system-arm/-common/-data) from bookworm-backports,
 #   - qemu-plugin.h from the matching qemu_*.orig.tar.xz.
-# Uses separate apt lists/sources directories: the system's apt state is untouched.
+#   fetch.sh --qemu-libs PKG...: download the named library packages (QEMU's
+#     runtime dependencies that the host lacks) from bookworm (+ backports)
+#     into $CACHE/dl/libs, to be unpacked beside QEMU - never installed.
+# Uses separate apt lists/sources/cache/status: the system's apt state is untouched.
 set -euo pipefail
 CACHE=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
 MIRROR=${PTFUZZ_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -22,7 +25,21 @@ aptq() {	# aptq NAME ARCH SOURCES-LINE... : apt-get with private state
 	      -o Dir::State::Lists="$d/lists" -o Dir::Etc::SourceList="$d/sources.list"
 	      -o Dir::Etc::SourceParts=/dev/null -o Dir::Cache="$d/cache"
 	      -o Dir::State::status=/dev/null -o Debug::NoLocking=1)
+	# as root apt drops to the _apt user, which cannot write into $HOME/.cache
+	[ "$(id -u)" != 0 ] || APTO+=(-o APT::Sandbox::User=root)
 }
+
+if [ "${1:-}" = --qemu-libs ]; then
+	shift
+	aptq libs amd64 "deb [signed-by=$KEYRING] $MIRROR bookworm main" \
+		"deb [signed-by=$KEYRING] $MIRROR bookworm-updates main" \
+		"deb [signed-by=$KEYRING] $MIRROR bookworm-backports main"
+	[ -f "$CACHE/apt/libs/.updated" ] || { apt-get -q "${APTO[@]}" update >/dev/null && touch "$CACHE/apt/libs/.updated"; }
+	mkdir -p "$CACHE/dl/libs"
+	cd "$CACHE/dl/libs"
+	apt-get -q "${APTO[@]}" download "$@"
+	exit 0
+fi
 
 # ---- kernel + busybox (arm64, sid) ----
 aptq sid arm64 "deb [arch=arm64 signed-by=$KEYRING] $MIRROR sid main"
@@ -52,9 +69,13 @@ QVER=${PTFUZZ_QEMU_VERSION:-$(apt-cache "${APTO[@]}" madison qemu-system-arm | a
 echo "qemu: $QVER"
 echo "$QVER" > "$CACHE/qemu-version"
 apt-get -q "${APTO[@]}" download qemu-system-arm="$QVER" qemu-system-common="$QVER" qemu-system-data="$QVER"
-# the plugin header: only the upstream tarball is needed (.dsc/.debian.tar may 404)
+# the plugin header: only the upstream tarball is needed.  apt-get source also
+# asks for the .dsc and .debian.tar.xz, which the archive may answer with 404:
+# harmless, so its output goes to a log and only the tarball is checked.
 UP=${QVER#*:}; UP=${UP%%-*}
 if ! ls qemu_"$UP".orig.tar.xz >/dev/null 2>&1; then
-	apt-get -q "${APTO[@]}" source --download-only qemu="$QVER" || true
+	echo "downloading qemu_$UP.orig.tar.xz (for qemu-plugin.h; a missing .dsc or .debian.tar.xz is fine)"
+	apt-get -q "${APTO[@]}" source --download-only qemu="$QVER" >"$CACHE/apt/bpo/source.log" 2>&1 || true
 fi
-ls qemu_"$UP".orig.tar.xz
+[ -e qemu_"$UP".orig.tar.xz ] || {
+	echo "fetch.sh: could not download qemu_$UP.orig.tar.xz (log: $CACHE/apt/bpo/source.log)" >&2; exit 1; }

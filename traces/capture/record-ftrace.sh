@@ -1,50 +1,64 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# record-ftrace.sh - record an ops-level trace from a real Debian arm64 kernel:
-# download Debian's arm64 6.1 kernel and busybox-static (into a cache outside
-# the repository), build the static aarch64 workload (ftrace-workload.c), boot
-# it under qemu-system-aarch64 (TCG) with an initramfs whose /init
-# (ftrace-init.sh) enables the syscall events, fetch the ftrace text from the
-# serial console, import it with `ptfuzz import-ftrace`, and replay it.
+# record-ftrace.sh - record an ops-level trace from a real Debian arm64 kernel
+# without arm64 hardware: download Debian's arm64 6.1 kernel and busybox-static
+# (into a cache outside the repository; nothing is installed from them),
+# build the static aarch64 workload (ftrace-workload.c), boot it under
+# qemu-system-aarch64 (TCG) with an initramfs whose /init (ftrace-init.sh)
+# runs capture.sh - the script for real arm64 hardware - around the
+# workload, fetch the ftrace text from the serial console, import it with
+# `ptfuzz import-ftrace`, and replay it.
 #
-# usage: traces/capture/record-ftrace.sh [-o OUT.ptt] [-k KERNEL-ABI] [--no-install]
-#   -o OUT.ptt      the trace to write (default traces/examples/ftrace-6.1-workload.ptt);
-#                   the raw ftrace text goes beside it as OUT.ftrace
+# usage: traces/capture/record-ftrace.sh [-o OUT.ptt] [-k KERNEL-ABI] [-f] [--no-install]
+#   -o OUT.ptt      the trace to write (default build/capture/ftrace-6.1-workload.ptt);
+#                   the raw ftrace text goes beside it as OUT without .ptt + .ftrace
+#   -f              overwrite OUT and its .ftrace if they exist (default: refuse)
 #   -k KERNEL-ABI   e.g. 6.1.0-57 (default: the newest linux-image-6.1.0-*-arm64-unsigned)
 #   --no-install    do not apt-get install the host tools (they must be there)
 #
 # environment: PTFUZZ_CAPTURE_CACHE (default ~/.cache/ptfuzz-capture),
-#              PTFUZZ (the ptfuzz binary; default build/ft/tools/ptfuzz, then `ptfuzz`),
+#              PTFUZZ (the ptfuzz binary; default build/release/tools/ptfuzz,
+#              built with the release preset if missing),
 #              QEMU (default qemu-system-aarch64), SMP (2), MEM (1024).
 #
-# On a fresh Debian 12 (bookworm) x86-64 machine, as root or with sudo.
-# Timings there: download ≈ 5 s, boot + workload + trace dump ≈ 10-20 s.
+# On Debian 12 (bookworm) x86-64, as root or with sudo; the only packages it
+# installs are gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-system-arm
+# and cpio, through apt-install.sh, which refuses to upgrade or remove a host
+# package (traces/capture/README.md).  Timings there: download ~ 5 s, boot +
+# workload + trace dump ~ 10-40 s.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
-out=$repo/traces/examples/ftrace-6.1-workload.ptt
+out=$repo/build/capture/ftrace-6.1-workload.ptt
 abi=
 install=1
+force=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	-o) out=$2; shift 2 ;;
-	-k) abi=$2; shift 2 ;;
+	-o) [ $# -ge 2 ] || { echo "record-ftrace.sh: -o needs a file (see --help)" >&2; exit 2; }; out=$2; shift 2 ;;
+	-k) [ $# -ge 2 ] || { echo "record-ftrace.sh: -k needs a kernel ABI (see --help)" >&2; exit 2; }; abi=$2; shift 2 ;;
+	-f) force=1; shift ;;
 	--no-install) install=0; shift ;;
-	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) echo "record-ftrace.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "record-ftrace.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+case $out in *.ptt) ;; *) echo "record-ftrace.sh: -o: expected a name ending in .ptt, got '$out'" >&2; exit 2 ;; esac
+case $abi in ''|6.1.0-[0-9]*) ;; *) echo "record-ftrace.sh: -k: expected a 6.1 kernel ABI like 6.1.0-57, got '$abi'" >&2; exit 2 ;; esac
+raw=${out%.ptt}.ftrace
+if [ $force = 0 ]; then
+	for f in "$out" "$raw"; do
+		[ ! -e "$f" ] || { echo "record-ftrace.sh: $f exists (use -f to overwrite it)" >&2; exit 2; }
+	done
+fi
 QEMU=${QEMU:-qemu-system-aarch64}
 SMP=${SMP:-2}
 MEM=${MEM:-1024}
-if [ -z "${PTFUZZ:-}" ]; then
-	if [ -x "$repo/build/ft/tools/ptfuzz" ]; then PTFUZZ=$repo/build/ft/tools/ptfuzz; else PTFUZZ=ptfuzz; fi
-fi
 say() { echo "record-ftrace: $*" >&2; }
-sudo_() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+PTFUZZ=${PTFUZZ:-$repo/build/release/tools/ptfuzz}
 t0=$(date +%s)
 
 # ---- 1. host tools (bookworm): cross compiler, static arm64 libc, QEMU ----
@@ -55,15 +69,16 @@ if [ $install = 1 ]; then
 	command -v "$QEMU" >/dev/null || need="$need qemu-system-arm"
 	command -v cpio >/dev/null || need="$need cpio"
 	if [ -n "$need" ]; then
-		say "installing$need"
-		sudo_ apt-get update -q
-		sudo_ env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $need
+		sh "$here/apt-install.sh" $need || exit 1
 	fi
 fi
 
 # ---- 2. Debian's arm64 kernel and busybox-static, downloaded, not installed ----
-mkdir -p "$cache/apt-lists-arm64/partial" "$cache/debs"
+# private lists, cache and status: the host's apt state is neither read for
+# installed packages nor written, and no lock of the host's apt is taken
+mkdir -p "$cache/apt-lists-arm64/partial" "$cache/apt-cache-arm64/archives/partial" "$cache/debs"
 aopt="-oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$cache/apt-lists-arm64"
+aopt="$aopt -oDir::Cache=$cache/apt-cache-arm64 -oDir::State::status=/dev/null -oDebug::NoLocking=1"
 [ "$(id -u)" = 0 ] && aopt="$aopt -oAPT::Sandbox::User=root"	# _apt cannot write into $HOME/.cache
 if [ -z "$(ls "$cache/apt-lists-arm64" | grep -i packages || true)" ] || [ -z "$abi" ]; then
 	say "apt-get update (arm64 lists in $cache/apt-lists-arm64)"
@@ -87,15 +102,25 @@ broot=$cache/root-busybox
 [ -e "$broot/bin/busybox" ] || dpkg -x "$bdeb" "$broot"
 say "kernel $kpkg $kver, busybox-static $bver"
 
-# ---- 3. the workload and the initramfs ----
+# ---- 3. ptfuzz (before the boot: nothing fails after it) ----
+if [ ! -x "$PTFUZZ" ]; then
+	command -v "$PTFUZZ" >/dev/null 2>&1 || {
+		say "building ptfuzz (cmake --preset release)"
+		(cd "$repo" && cmake --preset release >/dev/null && cmake --build --preset release --target ptfuzz >/dev/null) ||
+			{ say "cannot build ptfuzz (README.md: Build), or set PTFUZZ"; exit 1; }
+	}
+fi
+
+# ---- 4. the workload and the initramfs ----
 work=$cache/work
 rm -rf "$work"
-mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/sys" "$work/initrd/dev"
+mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/sys" "$work/initrd/dev" "$work/initrd/tmp"
 aarch64-linux-gnu-gcc -static -O2 -Wall -o "$work/initrd/ftrace-workload" "$here/ftrace-workload.c"
 cp "$broot/bin/busybox" "$work/initrd/bin/busybox"
 ln -s busybox "$work/initrd/bin/sh"
 cp "$here/ftrace-init.sh" "$work/initrd/init"
-chmod +x "$work/initrd/init"
+cp "$here/capture.sh" "$work/initrd/capture.sh"
+chmod +x "$work/initrd/init" "$work/initrd/capture.sh"
 qver=$("$QEMU" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 qpkg=$(dpkg-query -W -f '${Version}' qemu-system-arm 2>/dev/null || echo "?")
 machine="qemu-system-aarch64 $qver (Debian $qpkg) -M virt -cpu max -smp $SMP -m $MEM, TCG"
@@ -103,11 +128,11 @@ date=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 cat > "$work/initrd/provenance" <<EOF
 ptfuzz kernel: Debian $kpkg $kver
 ptfuzz machine: $machine
-provenance: recorded $date by traces/capture/record-ftrace.sh; workload traces/capture/ftrace-workload.c; busybox-static $bver
+provenance: recorded $date by traces/capture/record-ftrace.sh (capture.sh in the guest); workload traces/capture/ftrace-workload.c; busybox-static $bver
 EOF
 (cd "$work/initrd" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
 
-# ---- 4. boot and run ----
+# ---- 5. boot and run ----
 say "booting $kpkg under $QEMU (TCG)"
 t1=$(date +%s)
 timeout 600 "$QEMU" -M virt -cpu max -smp "$SMP" -m "$MEM" -nographic -no-reboot -nic none \
@@ -118,13 +143,16 @@ t2=$(date +%s)
 tr -d '\r' <"$work/console.log" | sed -n '/^===PTFUZZ-FTRACE-BEGIN===$/,/^===PTFUZZ-FTRACE-END===$/p' |
 	sed '1d;$d' >"$work/ftrace.txt"
 grep -q 'sys_mremap' "$work/ftrace.txt" || { say "no syscall events in the trace (console in $work/console.log)"; exit 1; }
-grep 'ptfuzz-ftrace: workload exit' "$work/console.log" | tr -d '\r' >&2 || true
+tr -d '\r' <"$work/console.log" | grep -E '^(ptfuzz-ftrace|capture\.sh):' >&2 || true
 say "trace: $(wc -l <"$work/ftrace.txt") lines in $work/ftrace.txt (boot + run $((t2 - t1)) s)"
 
-# ---- 5. import and replay ----
+# ---- 6. import and replay ----
 # the raw ftrace text is kept beside the trace (OUT without .ptt, + .ftrace), and
 # imported from there under its own name so that the trace does not name the cache
+mkdir -p "$(dirname "$out")"
+out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 raw=${out%.ptt}.ftrace
+case $PTFUZZ in */*) PTFUZZ=$(cd "$(dirname "$PTFUZZ")" && pwd)/$(basename "$PTFUZZ") ;; esac
 cp "$work/ftrace.txt" "$raw"
 (cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace "$(basename "$raw")" -o "$out")
 say "wrote $out ($(grep -vc '^[#@]' "$out") events)"

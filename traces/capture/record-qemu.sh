@@ -6,21 +6,26 @@
 # qemu-system-aarch64 (TCG) with the ptt_plugin.so QEMU plugin, and convert
 # it to ptfuzz's binary format.
 #
-#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-i ITERATIONS] [-w MODE] [-s SMP] [-m MEM_MB] [-k]
+#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-f] [-i ITERATIONS] [-w MODE] [-s SMP] [-m MEM_MB] [-k]
 #
-#   -o  output trace (default: traces/examples/qemu-<kernel>-workload.ptt.zst)
+#   -o  output trace (default: build/capture/qemu-<kernel>-<mode>.ptt.zst)
+#   -f  overwrite the output if it exists (default: refuse)
 #   -i  workload iterations (default 1)
 #   -w  workload mode: basic (default) or contpte-mprotect (see workload.c)
 #   -s  vCPUs (default 2); -m guest memory in MiB (default 1024)
 #   -k  keep the text .ptt next to the output
 #
-# From a fresh Debian 12 (x86-64) machine: installs build dependencies with
-# apt-get (cross compiler, glib headers, cpio...), downloads - never
-# installs - Debian sid's arm64 kernel, busybox-static:arm64, QEMU 10.0 from
-# bookworm-backports and QEMU's source tarball (for qemu-plugin.h) into
+# From a fresh Debian 12 (x86-64) machine: installs the named build
+# dependencies that are missing (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
+# gcc, cpio, xz-utils, zstd; with sudo when not root), downloads - never
+# installs - Debian sid's arm64 kernel, busybox-static:arm64, QEMU 10.0 from bookworm-backports, the runtime
+# libraries that QEMU needs and the host lacks (unpacked beside QEMU in the
+# cache, used through LD_LIBRARY_PATH by QEMU alone) and QEMU's source
+# tarball (for qemu-plugin.h; glib's headers come from libglib2.0-dev,
+# unpacked likewise, unless pkg-config finds them installed) into
 # $PTFUZZ_CAPTURE_CACHE (default ~/.cache/ptfuzz-capture), builds the
-# plugin, the workload and the initramfs, boots, records, converts with
-# `ptfuzz convert` and replays with `ptfuzz replay`.
+# plugin, the workload and the initramfs, boots, records, converts with `ptfuzz convert` and replays with
+# `ptfuzz replay`.  No host package is upgraded.
 #
 # Environment: PTFUZZ_CAPTURE_CACHE, PTFUZZ_DEBIAN_MIRROR, PTFUZZ_KERNEL_ABI
 # (e.g. 7.2.13+deb14), PTFUZZ_QEMU_VERSION, PTFUZZ (path of the ptfuzz binary).
@@ -29,8 +34,9 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
-OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0 MODE=basic
-while getopts "o:i:w:s:m:kh" o; do
+OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0 MODE=basic FORCE=0
+bad() { echo "record-qemu.sh: $* (see -h)" >&2; exit 2; }
+while getopts ":o:i:w:s:m:kfh" o; do
 	case $o in
 	o) OUT=$OPTARG ;;
 	i) ITERS=$OPTARG ;;
@@ -38,9 +44,20 @@ while getopts "o:i:w:s:m:kh" o; do
 	s) SMP=$OPTARG ;;
 	m) MEM=$OPTARG ;;
 	k) KEEP=1 ;;
-	*) sed -n '4,27p' "$0"; exit 2 ;;
+	f) FORCE=1 ;;
+	h) sed -n '4,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	:) bad "-$OPTARG needs a value" ;;
+	*) bad "unknown option '-$OPTARG'" ;;
 	esac
 done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || bad "unexpected argument '$1'"
+case $MODE in basic|contpte-mprotect) ;; *) bad "-w: unknown workload mode '$MODE' (basic or contpte-mprotect)" ;; esac
+[[ $ITERS =~ ^[1-9][0-9]{0,5}$ ]] || bad "-i: expected a number of iterations, got '$ITERS'"
+[[ $SMP =~ ^[1-9][0-9]?$ ]] && [ "$SMP" -le 64 ] || bad "-s: expected 1..64 vCPUs, got '$SMP'"
+[[ $MEM =~ ^[1-9][0-9]{2,5}$ ]] || bad "-m: expected guest memory in MiB (>= 100), got '$MEM'"
+case ${OUT:-x.ptt.zst} in *.ptt.zst) ;; *) bad "-o: expected a name ending in .ptt.zst, got '$OUT'" ;; esac
+[ -z "$OUT" ] || [ $FORCE = 1 ] || [ ! -e "$OUT" ] || bad "$OUT exists (use -f to overwrite it)"
 log() { printf '== %s\n' "$*" >&2; }
 
 # ---- build dependencies (the only system-wide installs) ----
@@ -48,14 +65,12 @@ need=()
 command -v aarch64-linux-gnu-gcc >/dev/null || need+=(gcc-aarch64-linux-gnu)
 [ -e /usr/aarch64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-arm64-cross)
 command -v gcc >/dev/null || need+=(gcc)
-pkg-config --exists glib-2.0 2>/dev/null || need+=(libglib2.0-dev pkg-config)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v zstd >/dev/null || need+=(zstd)
 if [ ${#need[@]} -gt 0 ]; then
-	log "installing build dependencies: ${need[*]}"
-	apt-get update -q
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}"
+	# only these named packages (and what they need); it refuses if any installed package would change
+	sh "$HERE/apt-install.sh" "${need[@]}" || exit 1
 fi
 
 # ---- downloads ----
@@ -73,22 +88,56 @@ if [ ! -e "$ROOT/.done-$KABI-$QUP" ]; then
 	touch "$ROOT/.done-$KABI-$QUP"
 fi
 QEMU=$ROOT/qemu/usr/bin/qemu-system-aarch64
-# QEMU from bookworm-backports needs only libraries that bookworm has: install any missing
-if ldd "$QEMU" | grep -q "not found"; then
-	libs=$(dpkg-deb -f "$CACHE"/dl/qemu-system-arm_*"${QUP}"*.deb Depends | tr ',' '\n' |
-	       sed -e 's/(.*//' -e 's/ //g' | grep '^lib')
-	log "installing QEMU's runtime libraries: $libs"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $libs
+# QEMU from bookworm-backports may need libraries the host lacks: they are
+# downloaded and unpacked under the cache and found through LD_LIBRARY_PATH
+# by QEMU alone - never installed, so no host package changes.
+LIBS=$ROOT/qemu-libs
+libpath() { { [ ! -d "$LIBS" ] || find "$LIBS" -name '*.so*' -printf '%h\n'; } | sort -u | paste -sd: -; }
+QLD=$(libpath)
+missing=$( { LD_LIBRARY_PATH=$QLD ldd "$QEMU" || true; } | awk '/not found/ {print $1}' | sort -u)
+if [ -n "$missing" ]; then
+	deps=$(for f in "$CACHE"/dl/qemu-system-arm_*"${QUP}"*.deb "$CACHE"/dl/qemu-system-common_*"${QUP}"*.deb; do
+		dpkg-deb -f "$f" Depends; done | tr ',|' '\n\n' | sed -e 's/(.*//' -e 's/ //g' -e 's/:any$//' | awk '/^lib/' | sort -u)
+	norm() { tr -d '.-' <<<"$1"; }
+	pick=()
+	for so in $missing; do	# libfdt.so.1 -> libfdt1, libglib-2.0.so.0 -> libglib2.0-0, ...
+		b=$(norm "${so%%.so*}")
+		for d in $deps; do [[ $(norm "$d") == "$b"* ]] && pick+=("$d"); done
+	done
+	if [ ${#pick[@]} -eq 0 ]; then	# no name matched: every dependency the host does not have
+		for d in $deps; do dpkg-query -W -f '${Status}' "$d" 2>/dev/null | grep -q 'ok installed' || pick+=("$d"); done
+	fi
+	log "QEMU needs $(echo $missing): downloading ${pick[*]} into the cache (not installed)"
+	bash "$HERE/fetch.sh" --qemu-libs "${pick[@]}" >&2
+	for p in "${pick[@]}"; do
+		for f in "$CACHE"/dl/libs/"${p}"_*.deb; do [ -e "$f" ] && dpkg -x "$f" "$LIBS"; done
+	done
+	QLD=$(libpath)
+	still=$( { LD_LIBRARY_PATH=$QLD ldd "$QEMU" || true; } | awk '/not found/ {print $1}' | sort -u)
+	[ -z "$still" ] || { log "QEMU still lacks $(echo $still); install them, or report it"; exit 1; }
 fi
 KERNEL=$(ls "$ROOT"/kernel/usr/lib/modules/"$KABI"-arm64/vmlinuz* "$ROOT"/kernel/boot/vmlinuz-"$KABI"-arm64 2>/dev/null | head -n1 || true)
 HDR=$(dirname "$(ls "$ROOT"/qemu-*/include/qemu/qemu-plugin.h | head -n1)")
 KPKG=$(awk '/^linux-(binary|image)/{print $1 " " $2}' "$CACHE/kernel-packages" | head -n1)
 
+# ---- glib's headers for the plugin: installed ones, else libglib2.0-dev unpacked in the cache ----
+if pkg-config --exists glib-2.0 2>/dev/null; then
+	GLIB_CFLAGS=$(pkg-config --cflags glib-2.0)
+else
+	GDEV=$ROOT/glib-dev
+	if [ ! -e "$GDEV/usr/include/glib-2.0/glib.h" ]; then
+		log "downloading libglib2.0-dev for glib's headers (unpacked in the cache, not installed)"
+		bash "$HERE/fetch.sh" --qemu-libs libglib2.0-dev >&2
+		dpkg -x "$(ls "$CACHE"/dl/libs/libglib2.0-dev_*.deb | tail -n1)" "$GDEV"
+	fi
+	GLIB_CFLAGS="-I$GDEV/usr/include/glib-2.0 -I$(dirname "$(ls "$GDEV"/usr/lib/*/glib-2.0/include/glibconfig.h | head -n1)")"
+fi
+
 # ---- build ----
 BUILD=$CACHE/build
 mkdir -p "$BUILD/initramfs/bin" "$BUILD/initramfs/proc" "$BUILD/initramfs/sys" "$BUILD/initramfs/dev"
 log "building the plugin against $HDR/qemu-plugin.h"
-gcc -std=gnu11 -shared -fPIC -O2 -Wall -I"$HDR" $(pkg-config --cflags glib-2.0) \
+gcc -std=gnu11 -shared -fPIC -O2 -Wall -I"$HDR" $GLIB_CFLAGS \
 	"$HERE/ptt_plugin.c" -o "$BUILD/ptt_plugin.so"
 log "building the workload and the initramfs"
 aarch64-linux-gnu-gcc -static -O2 -Wall -o "$BUILD/initramfs/workload" "$HERE/workload.c"
@@ -103,7 +152,11 @@ if [ ! -x "$PTFUZZ" ]; then
 fi
 
 # ---- record ----
-[ -n "$OUT" ] || OUT=$REPO/traces/examples/qemu-$KABI-$MODE.ptt.zst
+if [ -z "$OUT" ]; then
+	OUT=$REPO/build/capture/qemu-$KABI-$MODE.ptt.zst
+	[ $FORCE = 1 ] || [ ! -e "$OUT" ] || bad "$OUT exists (use -f to overwrite it, -o to write elsewhere)"
+fi
+mkdir -p "$(dirname "$OUT")"
 TXT=$BUILD/$(basename "${OUT%.zst}")
 CPU="max,lpa2=off"	# 48-bit VA, 4 levels (with LPA2 the kernel runs 52-bit VA, 5 levels)
 APPEND="console=ttyAMA0 nokaslr panic=-1 ptt_iters=$ITERS ptt_mode=$MODE"
@@ -112,17 +165,17 @@ CMD=("$QEMU" -L "$ROOT/qemu/usr/share/qemu" -M virt -cpu "$CPU" -smp "$SMP" -m "
      -plugin "$BUILD/ptt_plugin.so,out=$TXT,ramsize=$((MEM << 20))")
 log "booting ($KPKG, QEMU $QVER, -cpu $CPU -smp $SMP -m $MEM)"
 rm -f "$TXT"
-t0=$(date +%s.%N)
+t0=$(date +%s%N)
 PTT_KERNEL="$KPKG ($KABI-arm64)" PTT_MACHINE="qemu-system-aarch64 $QUP -M virt -cpu $CPU -smp $SMP -m $MEM" \
-	timeout 1200 "${CMD[@]}" > "$BUILD/console.log" 2>&1 || true
-t1=$(date +%s.%N)
+	LD_LIBRARY_PATH=$QLD timeout 1200 "${CMD[@]}" > "$BUILD/console.log" 2>&1 || true
+t1=$(date +%s%N)
 grep -E "^ptt|workload" "$BUILD/console.log" >&2 || true
 [ -s "$TXT" ] || { log "no trace recorded; console log: $BUILD/console.log"; exit 1; }
 log "converting"
 mkdir -p "$(dirname "$OUT")"
 "$PTFUZZ" convert "$TXT" "$OUT"
 [ $KEEP = 1 ] && cp "$TXT" "${OUT%.zst}"
-printf 'capture: %.1f s (boot + workload + writing), %s events, %s bytes\n' "$(echo "$t1 - $t0" | bc)" \
+printf 'capture: %s s (boot + workload + writing), %s events, %s bytes\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')" \
 	"$(grep -vc '^#' "$TXT")" "$(stat -c %s "$OUT")" >&2
 "$PTFUZZ" stats "$OUT" >&2 || true
 log "replaying"
