@@ -2,7 +2,8 @@
 # ptfuzz campaign / ptfuzz triage (tests/campaign.sh), one behaviour each, label
 # `campaign`: ctest -L campaign.  The cases that fuzz for real need the
 # fuzz-fast (or fuzz) and afl presets built (fuzzers/smoke.sh builds them) and
-# are skipped without; each takes at most about 40 s and two cores.
+# are skipped without; each takes 10-45 s here (AFL++ waits up to 90 s for its
+# first finding) and two cores.
 set(PTFUZZ_CAMPAIGN_CASES bad_args dedup libfuzzer_finds afl_finds sigint_resume kill9 multihost)
 foreach(case IN LISTS PTFUZZ_CAMPAIGN_CASES)
   add_test(NAME campaign.${case}

@@ -152,7 +152,7 @@ afl_finds)
 	need_afl
 	st=0
 	# the machine is shared: do not wait for free cores to bind
-	AFL_NO_AFFINITY=1 "$ptfuzz" campaign --engine afl --jobs 2 --time 60s --until 1 --variant $v --out c >out 2>err || st=$?
+	AFL_NO_AFFINITY=1 "$ptfuzz" campaign --engine afl --jobs 2 --time 90s --until 1 --variant $v --out c >out 2>err || st=$?
 	[ $st -eq 1 ] || fail "AFL++ campaign exited $st (expected 1, findings): $(tail -3 err)"
 	check_findings c 1
 	ls c/findings/ | grep -q '^I3-' || fail "no I3 finding: $(ls c/findings)"
@@ -230,7 +230,7 @@ multihost)
 	need_afl
 	export AFL_NO_AFFINITY=1
 	st=0
-	"$ptfuzz" campaign --engine afl --jobs 2 --time 60s --until 1 --variant $v --out a >out 2>err || st=$?
+	"$ptfuzz" campaign --engine afl --jobs 2 --time 90s --until 1 --variant $v --out a >out 2>err || st=$?
 	[ $st -eq 1 ] || fail "host a found nothing (exit $st): $(tail -3 err)"
 	ls a/sync/*/crashes/id:* >/dev/null 2>&1 || fail "no crash in a/sync/*/crashes"
 	st=0
