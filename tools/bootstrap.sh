@@ -159,6 +159,14 @@ cmd_test() {
 	SUMMARY+=("$(printf '%-8s %-4s %s  [%ds]' smoke "$([ $st -eq 0 ] && echo ok || echo FAIL)" \
 		"libFuzzer + AFL++ find mremap-leaf-only-flush; the default model silent" $((SECONDS - t0)))")
 	[ $st -eq 0 ] || failed=1
+	# ptfuzz campaign with both engines, now that smoke.sh has built their harnesses
+	# (the release workflow skips these cases when the harnesses are missing)
+	t0=$SECONDS st=0
+	say "campaigns: ctest -L campaign (libFuzzer and AFL++ campaigns, resume, kill -9, two hosts)"
+	ctest --test-dir build/release -L campaign 2>&1 | tee "$ROOT/build/bootstrap-campaign.log" || st=$?
+	SUMMARY+=("$(printf '%-8s %-4s %s  [%ds]' campaign "$([ $st -eq 0 ] && echo ok || echo FAIL)" \
+		"ptfuzz campaign / triage with libFuzzer and AFL++" $((SECONDS - t0)))")
+	[ $st -eq 0 ] || failed=1
 	printf '\n==> test summary\n' >&2
 	printf '    %s\n' "${SUMMARY[@]}" >&2
 	if [ $failed -ne 0 ]; then

@@ -1,0 +1,256 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# tests/campaign.sh PTFUZZ SRC WORK CASE - one behaviour of `ptfuzz campaign` /
+# `ptfuzz triage` per case (tests/campaign.cmake).  Cases that run a real
+# engine need its binary next to PTFUZZ's build tree (build/fuzz-fast or
+# build/fuzz, build/afl) and exit 77 (skipped) without it.
+set -u
+ptfuzz=$1 src=$2 work=$3 case=$4
+v=mremap-leaf-only-flush
+build=$(cd "$(dirname "$ptfuzz")/../.." && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+
+fail() { echo "FAIL $case: $*" >&2; exit 1; }
+skip() { echo "SKIP $case: $*" >&2; exit 77; }
+
+libfuzzer_bin() {
+	for b in "$build/fuzz-fast/fuzzers/ops_invariants_fuzz" "$build/fuzz/fuzzers/ops_invariants_fuzz"; do
+		[ -x "$b" ] && { echo "$b"; return 0; }
+	done
+	skip "no libFuzzer harness (cmake --preset fuzz-fast && cmake --build --preset fuzz-fast)"
+}
+need_afl() {
+	command -v afl-fuzz >/dev/null || skip "afl-fuzz not installed"
+	[ -x "$build/afl/fuzzers/ops_invariants_afl" ] || skip "no AFL++ harness (cmake --preset afl && cmake --build --preset afl)"
+	[ -r "$build/release/fuzzers/libptfuzz_afl_mutator.so" ] || skip "no custom mutator (release preset)"
+}
+
+# exactly one line on stderr and exit 2
+one_line_2() {
+	st=0
+	"$ptfuzz" "$@" >out 2>err || st=$?
+	[ $st -eq 2 ] || fail "'$*' exited $st, expected 2"
+	[ "$(wc -l <err)" -eq 1 ] || fail "'$*' printed $(wc -l <err) lines on stderr: $(cat err)"
+}
+
+# DIR's findings are whole: index.json, and every finding directory has its four files,
+# repro.ptt replays under the variant to the finding's signature; no temporaries
+check_findings() {	# DIR MIN_FINDINGS
+	d=$1
+	[ -f "$d/findings/index.json" ] || fail "no $d/findings/index.json"
+	python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$d/findings/index.json" ||
+		fail "index.json is not JSON"
+	n=0
+	for f in "$d"/findings/*/; do
+		[ -d "$f" ] || continue
+		n=$((n + 1))
+		for x in crash.bin repro.ptt report.txt report.json; do
+			[ -s "$f$x" ] || fail "$f$x missing or empty"
+		done
+		python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$f/report.json" || fail "$f/report.json is not JSON"
+		sig=$(sed -n 's/^# target: //p' "$f/repro.ptt")
+		[ -n "$sig" ] || fail "$f/repro.ptt names no target"
+		st=0
+		"$ptfuzz" replay --variant "$v" "$f/repro.ptt" >rep.out || st=$?
+		[ $st -eq 1 ] && grep -q "signature: $sig\$" rep.out || fail "$f/repro.ptt does not replay to $sig"
+		grep -q "\"signature\": \"$sig\"" "$d/findings/index.json" || fail "index.json lacks $sig"
+	done
+	[ $n -ge "$2" ] || fail "$n findings in $d, expected at least $2"
+	if find "$d" -name '.tmp-*' | grep -q .; then
+		fail "temporaries left: $(find "$d" -name '.tmp-*' | head -3)"
+	fi
+}
+
+# wait (up to $2 s) until a finding directory exists in $1
+wait_finding() {
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		ls -d "$1"/findings/I*/ >/dev/null 2>&1 && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+no_engines_left() {	# DIR
+	sleep 1
+	if ps -eo args | grep -F "$1" | grep -v grep | grep -q -e ops_invariants -e afl-fuzz; then
+		fail "engine processes of $1 still run"
+	fi
+}
+
+case $case in
+bad_args)
+	one_line_2 campaign --engine honggfuzz --time 10s --out c
+	mkdir other && echo x >other/file
+	one_line_2 campaign --engine libfuzzer --time 10s --out other
+	one_line_2 campaign --engine libfuzzer --time 10x --out c
+	one_line_2 campaign --engine libfuzzer --jobs 0 --time 10s --out c
+	one_line_2 campaign --engine libfuzzer --time 10s --variant no-such-variant --out c
+	one_line_2 campaign --engine libfuzzer --time 10s --fuzzer /nonexistent/fuzz --out c
+	[ ! -e c ] || fail "a refused campaign created its directory"
+	one_line_2 campaign --resume --out other
+	one_line_2 campaign --status other
+	one_line_2 triage other
+	# a campaign of one engine / variant is not resumed as another
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 2s --variant $v --out c >/dev/null 2>&1
+	[ -f c/campaign.json ] || fail "no campaign.json"
+	one_line_2 campaign --engine afl --time 2s --variant $v --out c
+	one_line_2 campaign --engine libfuzzer --time 2s --variant lazy-mmu-irq --out c
+	one_line_2 campaign --engine libfuzzer --time 2s --out c
+	grep -q "variant $v" err || fail "the refusal does not name the campaign's variant: $(cat err)"
+	;;
+dedup)
+	# two crash files, one program (byte 0's reserved bits differ): one finding, two crashes
+	st=0
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 2s --variant $v --out c >out 2>err || st=$?
+	[ $st -eq 0 ] || fail "a campaign without crashes exited $st: $(cat err)"
+	seed=$src/corpus/fuzz/ops_invariants/regressions-variants-$v.bin
+	cp "$seed" c/crashes/crash-one
+	python3 -c "import sys; b=bytearray(open(sys.argv[1],'rb').read()); b[0]^=0x40; open(sys.argv[2],'wb').write(b)" \
+		"$seed" c/crashes/crash-two
+	cmp -s c/crashes/crash-one c/crashes/crash-two && fail "the two crashes are the same bytes"
+	st=0
+	"$ptfuzz" campaign --resume --fuzzer /bin/true --time 2s --out c >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "campaign with two crashes exited $st: $(cat err)"
+	check_findings c 1
+	[ "$(ls -d c/findings/*/ | wc -l)" -eq 1 ] || fail "two crashes of one signature made $(ls -d c/findings/*/ | wc -l) findings"
+	grep -q '"count": 2' c/findings/index.json || fail "the finding does not count two crashes: $(cat c/findings/index.json)"
+	grep -q "^1 .* 2 " out || fail "the summary does not show 2 crashes: $(cat out)"
+	# ptfuzz triage: it still reproduces (exit 1); under the default model it does not (exit 0)
+	st=0
+	"$ptfuzz" triage c >tri.out || st=$?
+	[ $st -eq 1 ] && grep -q '^STILL  yes       yes       2/2' tri.out || fail "triage: exit $st, $(cat tri.out)"
+	st=0
+	"$ptfuzz" triage --variant default c >tri.out || st=$?
+	[ $st -eq 0 ] && grep -q '^fixed' tri.out || fail "triage under the default: exit $st, $(cat tri.out)"
+	st=0
+	"$ptfuzz" campaign --status c >st.out || st=$?
+	[ $st -eq 1 ] && grep -q 'finished campaign' st.out && grep -q ' 2 crashes ' st.out ||
+		fail "--status: exit $st, $(cat st.out)"
+	# a third run re-triages nothing: still one finding of two crashes
+	"$ptfuzz" campaign --resume --fuzzer /bin/true --time 2s --out c >out 2>err
+	grep -q '"count": 2' c/findings/index.json || fail "a resumed campaign counted the crashes again"
+	;;
+libfuzzer_finds)
+	fz=$(libfuzzer_bin)
+	st=0
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 20s --variant $v --out c >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "libFuzzer campaign exited $st (expected 1, findings): $(tail -3 err)"
+	check_findings c 1
+	ls c/findings/ | grep -q '^I3-' || fail "no I3 finding: $(ls c/findings)"
+	grep -q '"state": "finished"' c/status.json || fail "status.json: $(cat c/status.json)"
+	[ "$(grep -vc '^#' c/plot_data)" -ge 2 ] || fail "plot_data has fewer than two points"
+	grep -q '<polyline' c/plot.svg || fail "no plot.svg"
+	[ "$(ls c/corpus | wc -l)" -gt 0 ] || fail "empty corpus"
+	grep -q "^1 .*I3 " out || fail "no summary table: $(cat out)"
+	no_engines_left "$work/c"
+	;;
+afl_finds)
+	need_afl
+	st=0
+	# the machine is shared: do not wait for free cores to bind
+	AFL_NO_AFFINITY=1 "$ptfuzz" campaign --engine afl --jobs 2 --time 90s --until 1 --variant $v --out c >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "AFL++ campaign exited $st (expected 1, findings): $(tail -3 err)"
+	check_findings c 1
+	ls c/findings/ | grep -q '^I3-' || fail "no I3 finding: $(ls c/findings)"
+	[ -d c/sync/main/queue ] && [ -d c/sync/s1/queue ] || fail "no -M main / -S s1 in c/sync"
+	grep -q '"state": "finished"' c/status.json || fail "status.json: $(cat c/status.json)"
+	no_engines_left "$work/c"
+	;;
+sigint_resume)
+	fz=$(libfuzzer_bin)
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 120s --variant $v --out c >out 2>err &
+	pid=$!
+	wait_finding c 60 || { kill -INT $pid; wait $pid; fail "no finding within 60 s"; }
+	# and a corpus: libFuzzer -fork merges new inputs into it as its jobs end
+	i=0
+	while [ $i -lt 300 ] && [ -z "$(ls c/corpus)" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $pid
+	st=0
+	wait $pid || st=$?
+	[ $st -eq 1 ] || fail "interrupted campaign exited $st: $(tail -3 err)"
+	grep -q '"state": "interrupted"' c/status.json || fail "status.json: $(cat c/status.json)"
+	grep -q "^1 .*I3 " out || fail "no summary after SIGINT: $(cat out)"
+	no_engines_left "$work/c"
+	check_findings c 1
+	ncorpus=$(ls c/corpus | wc -l)
+	[ "$ncorpus" -gt 0 ] || fail "empty corpus after SIGINT"
+	ls c/findings/*/crash.bin >before
+	cat $(cat before) | cksum >before.sum
+	st=0
+	"$ptfuzz" campaign --resume --fuzzer "$fz" --time 6s --out c >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "resumed campaign exited $st: $(tail -3 err)"
+	ls c/findings/*/crash.bin >after
+	cmp -s before after && cat $(cat after) | cksum | cmp -s - before.sum || fail "the resumed campaign changed the findings"
+	[ "$(ls c/corpus | wc -l)" -ge "$ncorpus" ] || fail "the corpus shrank: $ncorpus -> $(ls c/corpus | wc -l)"
+	grep -q '"state": "finished"' c/status.json || fail "status.json: $(cat c/status.json)"
+	check_findings c 1
+	;;
+kill9)
+	fz=$(libfuzzer_bin)
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 120s --variant $v --out c >out 2>err &
+	pid=$!
+	# kill it while a finding directory is being built if we can see one, else right after the first
+	i=0
+	while [ $i -lt 600 ]; do
+		ls -d c/findings/.tmp-* >/dev/null 2>&1 && break
+		ls -d c/findings/I*/ >/dev/null 2>&1 && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	# what is there is whole: no file but temporaries is partial
+	for f in c/status.json c/campaign.json c/findings/index.json; do
+		[ -f "$f" ] || continue
+		python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$f" || fail "$f is not whole JSON after kill -9"
+	done
+	for f in c/findings/*/; do
+		[ -d "$f" ] || continue
+		for x in crash.bin repro.ptt report.txt report.json; do
+			[ -s "$f$x" ] || fail "$f$x missing after kill -9"
+		done
+	done
+	# the next start cleans the temporaries and stops the orphaned engines
+	st=0
+	"$ptfuzz" campaign --resume --fuzzer "$fz" --time 5s --out c >out2 2>err2 || st=$?
+	[ $st -eq 1 ] || fail "the campaign after kill -9 exited $st: $(tail -3 err2)"
+	check_findings c 1
+	no_engines_left "$work/c"
+	;;
+multihost)
+	# two hosts' campaigns on this machine: a (the -M main) and b (--host b, all -S); their
+	# sync directories are exchanged as rsync would; b triages what a found
+	need_afl
+	export AFL_NO_AFFINITY=1
+	st=0
+	"$ptfuzz" campaign --engine afl --jobs 2 --time 90s --until 1 --variant $v --out a >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "host a found nothing (exit $st): $(tail -3 err)"
+	ls a/sync/*/crashes/id:* >/dev/null 2>&1 || fail "no crash in a/sync/*/crashes"
+	st=0
+	"$ptfuzz" campaign --engine afl --jobs 1 --host b --time 2s --variant $v --out b >out 2>err || st=$?
+	[ -d b/sync/b-s0/queue ] || fail "host b's instance is not b-s0: $(ls b/sync)"
+	grep -q -- '-S b-s0' b/sync/b-s0/cmdline 2>/dev/null || grep -q 'b-s0' b/logs/afl-b-s0.log ||
+		fail "host b did not run -S b-s0"
+	# the exchange: each host's instances into the other's sync directory
+	cp -R a/sync/main a/sync/s1 b/sync/
+	cp -R b/sync/b-s0 a/sync/
+	st=0
+	"$ptfuzz" campaign --resume --time 15s --out b >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "host b did not triage host a's crash (exit $st): $(cat out) $(tail -3 err)"
+	check_findings b 1
+	ls b/findings/ | grep -q '^I3-' || fail "host b has no I3 finding: $(ls b/findings)"
+	# (afl-fuzz -S imports the peers' queues every AFL_SYNC_TIME, 30 min by default: not in seconds)
+	no_engines_left "$work/b"
+	;;
+*)
+	fail "unknown case"
+	;;
+esac
+echo "ok $case"

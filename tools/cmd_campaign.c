@@ -1,0 +1,1262 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * cmd_campaign.c - `ptfuzz campaign`: run AFL++ (-M main, -S s1..) or
+ * libFuzzer (-fork=N) on the ops_invariants harness for a time, triage every
+ * crash as it arrives (campaign.c), and keep DIR/status.json, DIR/plot_data
+ * and DIR/plot.svg; `ptfuzz campaign --status DIR`.
+ *
+ * The engines run in a process group of their own, so that a SIGINT on the
+ * terminal reaches this process only: it stops the whole group (SIGINT, then
+ * SIGKILL after a grace period), triages what is left and writes the summary.
+ * One campaign at a time per DIR (a lock on DIR/campaign.lock).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "campaign.h"
+#include "cli.h"
+#include "mm.h"
+
+#ifndef PTFUZZ_SOURCE_DIR
+#define PTFUZZ_SOURCE_DIR "."
+#endif
+#ifndef PTFUZZ_VERSION
+#define PTFUZZ_VERSION "0.0.0"
+#endif
+
+#define POLL_MS 2000
+#define STATUS_EVERY 5		/* seconds between status lines / plot points */
+#define STOP_GRACE 10		/* seconds between SIGINT and SIGKILL of the engines */
+#define TRIAGE_TIMEOUT 60
+
+void help_campaign(FILE *f)
+{
+	fputs("usage: ptfuzz campaign --engine afl|libfuzzer --jobs N --time T --out DIR\n"
+	      "                       [--variant V] [--contracts allow] [--resume]\n"
+	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO]\n"
+	      "                       [--seeds DIR] [--dict FILE]\n"
+	      "       ptfuzz campaign --status DIR\n"
+	      "\n"
+	      "Fuzz the mm model (the ops_invariants harness) for T (90s, 30m, 8h, 1d;\n"
+	      "a number is seconds) with N jobs, and triage every crash as it arrives:\n"
+	      "replayed under the variant (a signature the default model also shows on\n"
+	      "that input is not the variant's), deduplicated by signature, minimized\n"
+	      "with ptfuzz minimize, and kept as\n"
+	      "  DIR/findings/SIGNATURE/{crash.bin,repro.ptt,report.txt,report.json}\n"
+	      "with DIR/findings/index.json (first seen, crashes per signature).\n"
+	      "\n"
+	      "  libfuzzer  build/fuzz-fast/fuzzers/ops_invariants_fuzz -fork=N over DIR/corpus\n"
+	      "             (cmake --preset fuzz-fast && cmake --build --preset fuzz-fast)\n"
+	      "  afl        afl-fuzz -M main -S s1 .. s(N-1) over DIR/sync with the custom\n"
+	      "             mutator build/release/fuzzers/libptfuzz_afl_mutator.so and\n"
+	      "             build/afl/fuzzers/ops_invariants_afl\n"
+	      "             (cmake --preset afl && cmake --build --preset afl)\n"
+	      "Both start from corpus/fuzz/ops_invariants (copied to DIR/seeds; with a\n"
+	      "variant, without the variant reproducers) and fuzzers/ops.dict.\n"
+	      "\n"
+	      "DIR also holds campaign.json (what the campaign is), status.json (where it\n"
+	      "stands, rewritten every few seconds), plot_data and plot.svg (coverage and\n"
+	      "unique findings over time), logs/ (the engines' output).  Every file is\n"
+	      "written under a temporary name and renamed: a kill at any moment leaves\n"
+	      "whole files.  Re-running on the same DIR (or --resume) continues its\n"
+	      "corpus and keeps its findings; each run lasts T.  SIGINT or SIGTERM stop\n"
+	      "the engines, finish the triage and print the summary.\n"
+	      "\n"
+	      "options:\n"
+	      "  --engine E        afl or libfuzzer (with --resume: the campaign's)\n"
+	      "  --jobs N          fuzzing processes (default 1)\n"
+	      "  --time T          how long this run fuzzes\n"
+	      "  --out DIR         the campaign directory (created if absent)\n"
+	      "  --variant V       fuzz a bug variant (ptfuzz variants), differentially\n"
+	      "  --contracts allow the decoder may break caller contracts (PTFUZZ_CONTRACTS)\n"
+	      "  --resume          continue DIR's campaign (its engine, variant, jobs, time)\n"
+	      "  --fuzzer BIN      the harness binary (default: found next to this ptfuzz)\n"
+	      "  --mutator SO      the AFL++ custom mutator library\n"
+	      "  --seeds DIR       seed corpus (default corpus/fuzz/ops_invariants)\n"
+	      "  --dict FILE       dictionary (default fuzzers/ops.dict)\n"
+	      "  --until N         stop this run once DIR holds N findings (time to bug)\n"
+	      "  --host NAME       AFL++ on several machines: this host's instances are\n"
+	      "                    NAME-s0, NAME-s1, ... (all -S); the host without\n"
+	      "                    --host runs the one -M main (README: Campaigns)\n"
+	      "  --status DIR      print where DIR's campaign stands and exit\n"
+	      "  -h, --help        this help\n"
+	      "\n"
+	      "A one-line status goes to standard error when it is a terminal; the\n"
+	      "summary table of findings to standard output.\n"
+	      "\n"
+	      "exit status: 0 no finding, 1 findings in DIR, 2 bad usage (unknown engine,\n"
+	      "a DIR that holds something else, an engine binary or afl-fuzz missing) or\n"
+	      "an engine that failed before its time (its log is named on stderr).\n",
+	      f);
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t now_s(void)
+{
+	return (uint64_t)time(NULL);
+}
+
+/* ---- arguments ---- */
+
+static int parse_time(const char *s, uint64_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || errno || *s == '-')
+		return -1;
+	uint64_t mul = 1;
+	if (!strcmp(end, "") || !strcmp(end, "s"))
+		mul = 1;
+	else if (!strcmp(end, "m"))
+		mul = 60;
+	else if (!strcmp(end, "h"))
+		mul = 3600;
+	else if (!strcmp(end, "d"))
+		mul = 86400;
+	else
+		return -1;
+	if (!v || v > UINT64_MAX / mul / 2)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+struct campaign {
+	const char *dir;
+	struct campaign_meta m;
+	char self[CAMPAIGN_PATH];	/* this ptfuzz */
+	char fuzzer[CAMPAIGN_PATH], mutator[CAMPAIGN_PATH], seeds[CAMPAIGN_PATH], dict[CAMPAIGN_PATH];
+	char afl_fuzz[CAMPAIGN_PATH];
+	pid_t pgid;			/* the engines' process group */
+	pid_t pids[64];
+	int early[64];			/* an engine's exit status when it ended by itself before the time */
+	unsigned npids;
+	bool stopping;
+	struct findings_index idx;
+	uint64_t run_start, elapsed_before;	/* this run; earlier runs' fuzzing time */
+	/* engine statistics */
+	uint64_t execs, execs_per_s, corpus, coverage;
+	uint64_t rate_t, rate_execs;	/* AFL++: the last total read, and when */
+	off_t log_off;
+	char *plot;			/* plot_data so far */
+	size_t plot_len;
+	bool tty;
+	unsigned until;			/* stop at this many findings (0: run for the time) */
+};
+
+static void exe_dir(char *out, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", out, size - 1);
+	out[n > 0 ? n : 0] = 0;
+}
+
+/* path relative to the build tree this ptfuzz is in: build/release/tools/ptfuzz -> build/REL */
+static void build_path(const char *self, const char *rel, char *out, size_t size)
+{
+	char tmp[CAMPAIGN_PATH];
+	snprintf(tmp, sizeof(tmp), "%s", self);
+	for (int up = 0; up < 3; up++) {
+		char *s = strrchr(tmp, '/');
+		if (s)
+			*s = 0;
+	}
+	snprintf(out, size, "%s/%s", tmp, rel);
+}
+
+static bool find_in_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(out, size, "%.*s/%s", (int)n, path, name);
+		if (n && !access(out, X_OK))
+			return true;
+		path += n + (path[n] == ':');
+	}
+	return false;
+}
+
+/* Is dir absent or empty? */
+static bool dir_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT;
+	struct dirent *e;
+	bool empty = true;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = false;
+	closedir(d);
+	return empty;
+}
+
+static int mkdirs(const char *dir, const char *sub)
+{
+	char p[CAMPAIGN_PATH];
+	snprintf(p, sizeof(p), "%s/%s", dir, sub);
+	return mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* DIR/seeds: the seed corpus, copied once (a variant's campaign leaves out the variant reproducers) */
+static int copy_seeds(struct campaign *c)
+{
+	char dst[CAMPAIGN_PATH], tmp[CAMPAIGN_PATH];
+	snprintf(dst, sizeof(dst), "%s/seeds", c->dir);
+	if (!access(dst, F_OK))
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s/.tmp-seeds-%ld", c->dir, (long)getpid());
+	if (mkdir(tmp, 0755))
+		return -1;
+	DIR *d = opendir(c->seeds);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	unsigned n = 0;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (c->m.variant[0] && !strncmp(e->d_name, "regressions-variants-", 21))
+			continue;
+		char src[CAMPAIGN_PATH], out[CAMPAIGN_PATH];
+		snprintf(src, sizeof(src), "%s/%s", c->seeds, e->d_name);
+		snprintf(out, sizeof(out), "%s/%s", tmp, e->d_name);
+		size_t len;
+		char *data = read_file(src, &len);
+		if (!data)
+			continue;
+		FILE *f = fopen(out, "wb");
+		if (f) {
+			fwrite(data, 1, len, f);
+			n += !fclose(f);
+		}
+		free(data);
+	}
+	closedir(d);
+	if (!n) {
+		errno = ENOENT;
+		return -1;
+	}
+	return rename(tmp, dst);
+}
+
+/* ---- the engines ---- */
+
+static pid_t spawn(struct campaign *c, char *const argv[], const char *log, char *const env[])
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		/* the engines' own group: the terminal's SIGINT reaches ptfuzz only */
+		setpgid(0, c->pgid);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		int null = open("/dev/null", O_RDONLY);
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		dup2(null, STDIN_FILENO);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		for (unsigned i = 0; env[i]; i++)
+			putenv(env[i]);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	setpgid(pid, c->pgid ? c->pgid : pid);
+	if (!c->pgid)
+		c->pgid = pid;
+	c->pids[c->npids++] = pid;
+	return pid;
+}
+
+/* the engines' arguments and environment: kept until the campaign ends (xfree_all()) */
+static char *xstrings[128];
+static unsigned nxstrings;
+
+static char *xprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *xprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0 || nxstrings == sizeof(xstrings) / sizeof(xstrings[0]))
+		abort();
+	va_end(ap);
+	xstrings[nxstrings++] = s;
+	return s;
+}
+
+static void xfree_all(void)
+{
+	while (nxstrings)
+		free(xstrings[--nxstrings]);
+}
+
+/*
+ * AFL++ instance j: main (-M) and s1.. (-S); on a host that joins another's
+ * sync directory (--host NAME), NAME-s0, NAME-s1, ... all -S: one -M in all.
+ */
+static void instance_name(const struct campaign *c, unsigned j, char *out, size_t size)
+{
+	if (c->m.host[0])
+		snprintf(out, size, "%s-s%u", c->m.host, j);
+	else if (j)
+		snprintf(out, size, "s%u", j);
+	else
+		snprintf(out, size, "main");
+}
+
+static int start_engines(struct campaign *c)
+{
+	char *env[16];
+	unsigned ne = 0;
+	if (c->m.variant[0])
+		env[ne++] = xprintf("PTFUZZ_VARIANT=%s", c->m.variant);
+	if (c->m.contracts)
+		env[ne++] = xprintf("PTFUZZ_CONTRACTS=allow");
+	if (c->m.engine == ENGINE_LIBFUZZER) {
+		/* its -fork working directory: inside DIR, removed with the temporaries */
+		char *tmp = xprintf("%s/.tmp-libfuzzer", c->dir);
+		mkdir(tmp, 0755);
+		env[ne++] = xprintf("TMPDIR=%s", tmp);
+		env[ne] = NULL;
+		char *argv[16];
+		unsigned n = 0;
+		argv[n++] = c->fuzzer;
+		argv[n++] = xprintf("-fork=%u", c->m.jobs);
+		argv[n++] = "-ignore_crashes=1";
+		argv[n++] = xprintf("-max_total_time=%llu", (unsigned long long)c->m.time_s);
+		argv[n++] = xprintf("-artifact_prefix=%s/crashes/", c->dir);
+		argv[n++] = "-max_len=1024";
+		argv[n++] = "-timeout=30";
+		argv[n++] = xprintf("-dict=%s", c->dict);
+		argv[n++] = xprintf("%s/corpus", c->dir);
+		argv[n++] = xprintf("%s/seeds", c->dir);
+		argv[n] = NULL;
+		char *log = xprintf("%s/logs/libfuzzer.log", c->dir);
+		struct stat st;
+		c->log_off = stat(log, &st) ? 0 : st.st_size;
+		return spawn(c, argv, log, env) < 0 ? -1 : 0;
+	}
+	env[ne++] = "AFL_NO_UI=1";
+	env[ne++] = "AFL_SKIP_CPUFREQ=1";
+	env[ne++] = "AFL_AUTORESUME=1";
+	env[ne++] = "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1";
+	env[ne++] = "AFL_SKIP_CRASHES=1";
+	env[ne++] = xprintf("AFL_CUSTOM_MUTATOR_LIBRARY=%s", c->mutator);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if ((long)c->m.jobs > cores)
+		env[ne++] = "AFL_NO_AFFINITY=1";
+	env[ne] = NULL;
+	for (unsigned j = 0; j < c->m.jobs; j++) {
+		char name[48];
+		instance_name(c, j, name, sizeof(name));
+		char *argv[] = { c->afl_fuzz, "-i", xprintf("%s/seeds", c->dir), "-o", xprintf("%s/sync", c->dir),
+				 j || c->m.host[0] ? "-S" : "-M", name, "-x", c->dict, "-t", "30000", "--", c->fuzzer, NULL };
+		char *log = xprintf("%s/logs/afl-%s.log", c->dir, name);
+		if (spawn(c, argv, log, env) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static bool engines_alive(struct campaign *c)
+{
+	bool any = false;
+	for (unsigned i = 0; i < c->npids; i++) {
+		if (!c->pids[i])
+			continue;
+		int st;
+		if (waitpid(c->pids[i], &st, WNOHANG) == c->pids[i]) {
+			c->pids[i] = 0;
+			if (!c->stopping && (!WIFEXITED(st) || WEXITSTATUS(st)) && now_s() - c->run_start < c->m.time_s)
+				c->early[i] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
+		else
+			any = true;
+	}
+	return any;
+}
+
+static void stop_engines(struct campaign *c)
+{
+	if (!c->pgid)
+		return;
+	c->stopping = true;
+	/*
+	 * afl-fuzz stops on SIGINT (and writes its stats); libFuzzer's -fork parent
+	 * goes on starting jobs after a SIGINT, but exits on SIGTERM.
+	 */
+	if (c->m.engine == ENGINE_AFL)
+		kill(-c->pgid, SIGINT);
+	else if (c->pids[0])
+		kill(c->pids[0], SIGTERM);
+	for (int i = 0; i < STOP_GRACE * 10 && engines_alive(c); i++)
+		usleep(100000);
+	/* whatever is left of the group (libFuzzer's jobs, AFL++'s fork servers) */
+	kill(-c->pgid, SIGKILL);
+	while (engines_alive(c))
+		usleep(10000);
+}
+
+/* ---- statistics ---- */
+
+/* libFuzzer: the last "#N: cov: C ft: F corp: K exec/s E ..." (fork mode) line of its log */
+static void libfuzzer_stats(struct campaign *c)
+{
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/logs/libfuzzer.log", c->dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fseeko(f, c->log_off, SEEK_SET)) {
+		fclose(f);
+		return;
+	}
+	char line[1024];
+	while (fgets(line, sizeof(line), f)) {
+		if (!strchr(line, '\n'))
+			break;	/* a line being written: read it whole next time */
+		c->log_off += (off_t)strlen(line);
+		unsigned long long runs, cov, ft, corp, eps;
+		if (sscanf(line, "#%llu: cov: %llu ft: %llu corp: %llu exec/s %llu", &runs, &cov, &ft, &corp, &eps) ==
+		    5) {
+			c->execs = runs;
+			c->coverage = cov;
+			c->corpus = corp;
+			c->execs_per_s = eps;
+		}
+	}
+	fclose(f);
+}
+
+static uint64_t stat_field(const char *s, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof(pat), "\n%s", key);
+	const char *p = strstr(s, pat);
+	if (!p)
+		return 0;
+	p = strchr(p, ':');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static unsigned count_prefix(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, prefix, strlen(prefix));
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* AFL++: every instance's fuzzer_stats (written once a minute), the main queue otherwise */
+static void afl_stats(struct campaign *c)
+{
+	char path[CAMPAIGN_PATH];
+	uint64_t execs = 0, eps = 0, cov = 0;
+	char name[48];
+	for (unsigned j = 0; j < c->m.jobs; j++) {
+		instance_name(c, j, name, sizeof(name));
+		snprintf(path, sizeof(path), "%s/sync/%s/fuzzer_stats", c->dir, name);
+		char *s = read_file(path, NULL);
+		if (!s)
+			continue;
+		char *body = NULL;
+		if (asprintf(&body, "\n%s", s) < 0)
+			body = NULL;
+		free(s);
+		if (!body)
+			continue;
+		execs += stat_field(body, "execs_done");
+		eps += stat_field(body, "execs_per_sec");
+		uint64_t e = stat_field(body, "edges_found");
+		cov = e > cov ? e : cov;
+		free(body);
+	}
+	instance_name(c, 0, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/sync/%s/queue", c->dir, name);
+	c->corpus = count_prefix(path, "id:");
+	(void)eps;	/* AFL++'s own rate is wild in the first minute: ours, from the totals */
+	uint64_t t = now_s();
+	if (execs > c->execs) {
+		if (c->rate_t && t > c->rate_t)
+			c->execs_per_s = (execs - c->rate_execs) / (t - c->rate_t);
+		c->rate_t = t;
+		c->rate_execs = execs;
+		c->execs = execs;
+	}
+	if (cov > c->coverage)
+		c->coverage = cov;
+}
+
+/* "I3 x1, I1 x2" (engine crashes: "engine x1") */
+static void by_invariant(const struct findings_index *idx, char *out, size_t size)
+{
+	size_t n = 0;
+	out[0] = 0;
+	for (unsigned inv = 0; inv <= 12 && n < size; inv++) {
+		unsigned k = 0;
+		for (unsigned i = 0; i < idx->n; i++)
+			k += idx->f[i].inv == inv;
+		if (!k)
+			continue;
+		if (inv)
+			n += (size_t)snprintf(out + n, size - n, "%sI%u x%u", n ? ", " : "", inv, k);
+		else
+			n += (size_t)snprintf(out + n, size - n, "%sengine x%u", n ? ", " : "", k);
+	}
+}
+
+static void hms(uint64_t s, char *out, size_t size)
+{
+	snprintf(out, size, "%02llu:%02llu:%02llu", (unsigned long long)(s / 3600),
+		 (unsigned long long)(s / 60 % 60), (unsigned long long)(s % 60));
+}
+
+static void write_status(struct campaign *c, const char *state)
+{
+	char buf[4096], path[CAMPAIGN_PATH], when[32];
+	uint64_t el = now_s() - c->run_start;
+	uint64_t left = el < c->m.time_s ? c->m.time_s - el : 0;
+	size_t n = 0;
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+			      "{\n\"state\": \"%s\",\n\"pid\": %ld,\n\"engine_pgid\": %ld,\n\"engine\": \"%s\",\n"
+			      "\"variant\": \"%s\",\n\"jobs\": %u,\n\"updated\": \"%s\",\n\"run_start\": %llu,\n"
+			      "\"elapsed_s\": %llu,\n\"remaining_s\": %llu,\n\"total_fuzzing_s\": %llu,\n"
+			      "\"execs\": %llu,\n\"execs_per_s\": %llu,\n\"corpus\": %llu,\n\"coverage\": %llu,\n"
+			      "\"crashes\": %llu,\n\"unreproduced\": %llu,\n\"findings\": %u,\n\"by_invariant\": {",
+			      state, (long)getpid(), (long)c->pgid, campaign_engine_name(c->m.engine),
+			      c->m.variant[0] ? c->m.variant : "default", c->m.jobs, when,
+			      (unsigned long long)c->run_start, (unsigned long long)el, (unsigned long long)left,
+			      (unsigned long long)(c->elapsed_before + el), (unsigned long long)c->execs,
+			      (unsigned long long)c->execs_per_s, (unsigned long long)c->corpus,
+			      (unsigned long long)c->coverage, (unsigned long long)c->idx.nc,
+			      (unsigned long long)c->idx.unreproduced, c->idx.n);
+	bool first = true;
+	for (unsigned v = 0; v <= 12; v++) {
+		unsigned k = 0;
+		for (unsigned i = 0; i < c->idx.n; i++)
+			k += c->idx.f[i].inv == v;
+		if (!k)
+			continue;
+		if (v)
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"I%u\": %u", first ? "" : ", ", v, k);
+		else
+			n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s\"engine-crash\": %u", first ? "" : ", ", k);
+		first = false;
+	}
+	n += (size_t)snprintf(buf + n, sizeof(buf) - n, "}\n}\n");
+	snprintf(path, sizeof(path), "%s/status.json", c->dir);
+	write_atomic(path, buf, n < sizeof(buf) ? n : sizeof(buf) - 1);
+}
+
+static void status_line(struct campaign *c)
+{
+	char inv[256], el[16], left[16];
+	uint64_t e = now_s() - c->run_start;
+	hms(e, el, sizeof(el));
+	hms(e < c->m.time_s ? c->m.time_s - e : 0, left, sizeof(left));
+	by_invariant(&c->idx, inv, sizeof(inv));
+	fprintf(stderr, "\r\033[K%s %s: %llu exec/s, %llu execs, corpus %llu, cov %llu, findings %u%s%s%s, elapsed %s, left %s",
+		campaign_engine_name(c->m.engine), c->m.variant[0] ? c->m.variant : "default",
+		(unsigned long long)c->execs_per_s, (unsigned long long)c->execs, (unsigned long long)c->corpus,
+		(unsigned long long)c->coverage, c->idx.n, inv[0] ? " (" : "", inv, inv[0] ? ")" : "", el, left);
+}
+
+/* ---- plots ---- */
+
+static void plot_point(struct campaign *c)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line), "%llu, %llu, %llu, %llu, %llu, %llu, %u\n", (unsigned long long)now_s(),
+			 (unsigned long long)(c->elapsed_before + now_s() - c->run_start), (unsigned long long)c->execs,
+			 (unsigned long long)c->execs_per_s, (unsigned long long)c->corpus,
+			 (unsigned long long)c->coverage, c->idx.n);
+	char *p = realloc(c->plot, c->plot_len + (size_t)n + 1);
+	if (!p)
+		return;
+	c->plot = p;
+	memcpy(c->plot + c->plot_len, line, (size_t)n + 1);
+	c->plot_len += (size_t)n;
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/plot_data", c->dir);
+	write_atomic(path, c->plot, c->plot_len);
+}
+
+/*
+ * plot.svg: coverage and unique findings against fuzzing time, drawn here
+ * (no gnuplot needed); afl-plot adds its own pages for AFL++ when gnuplot is
+ * installed.
+ */
+static void plot_svg(struct campaign *c)
+{
+	enum { W = 800, H = 360, L = 70, R = 60, T = 30, B = 40 };
+	uint64_t tmax = 1, cmax = 1, fmax = 1;
+	unsigned np = 0;
+	for (char *l = c->plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		unsigned long long ut, el, ex, eps, corp, cov;
+		unsigned f;
+		if (*l == '#' || sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
+			continue;
+		tmax = el > tmax ? el : tmax;
+		cmax = cov > cmax ? cov : cmax;
+		fmax = f > fmax ? f : fmax;
+		np++;
+	}
+	size_t cap = 4096 + (size_t)np * 64, n = 0;
+	char *svg = malloc(cap);
+	if (!svg)
+		return;
+#define PUT(...) (n += (size_t)snprintf(svg + n, n < cap ? cap - n : 0, __VA_ARGS__))
+	PUT("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+	    "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+	PUT("<text x=\"%d\" y=\"18\">ptfuzz campaign: %s, %s x%u</text>\n", L, campaign_engine_name(c->m.engine),
+	    c->m.variant[0] ? c->m.variant : "default model", c->m.jobs);
+	PUT("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\"/>\n", L, T, W - L - R,
+	    H - T - B);
+	PUT("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fuzzing time (s), 0 .. %llu</text>\n", (W + L - R) / 2,
+	    H - 10, (unsigned long long)tmax);
+	PUT("<text x=\"5\" y=\"%d\" fill=\"#1f77b4\">cov %llu</text>\n", T + 10, (unsigned long long)cmax);
+	PUT("<text x=\"%d\" y=\"%d\" fill=\"#d62728\">findings %llu</text>\n", W - R + 4, T + 10,
+	    (unsigned long long)fmax);
+	for (int pass = 0; pass < 2; pass++) {
+		PUT("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", pass ? "#d62728" : "#1f77b4");
+		for (char *l = c->plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+			unsigned long long ut, el, ex, eps, corp, cov;
+			unsigned f;
+			if (*l == '#' ||
+			    sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
+				continue;
+			double x = L + (double)el / (double)tmax * (W - L - R);
+			double y = pass ? (H - B) - (double)f / (double)fmax * (H - T - B)
+					: (H - B) - (double)cov / (double)cmax * (H - T - B);
+			PUT("%.1f,%.1f ", x, y);
+		}
+		PUT("\"/>\n");
+	}
+	PUT("</svg>\n");
+#undef PUT
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/plot.svg", c->dir);
+	if (n < cap)
+		write_atomic(path, svg, n);
+	free(svg);
+	if (c->m.engine == ENGINE_AFL) {
+		char gp[CAMPAIGN_PATH], out[CAMPAIGN_PATH], in[CAMPAIGN_PATH], fin[CAMPAIGN_PATH];
+		if (!find_in_path("gnuplot", gp, sizeof(gp)) || !find_in_path("afl-plot", gp, sizeof(gp)))
+			return;
+		char name[48];
+		instance_name(c, 0, name, sizeof(name));
+		snprintf(in, sizeof(in), "%s/sync/%s", c->dir, name);
+		snprintf(out, sizeof(out), "%s/.tmp-afl-plot-%ld", c->dir, (long)getpid());
+		snprintf(fin, sizeof(fin), "%s/afl-plot", c->dir);
+		char *argv[] = { gp, in, out, NULL };
+		if (!run_command(NULL, argv, NULL, NULL, 60)) {
+			char old[CAMPAIGN_PATH];
+			snprintf(old, sizeof(old), "%s/.tmp-afl-plot-old-%ld", c->dir, (long)getpid());
+			rename(fin, old);
+			rename(out, fin);
+			char *rm[] = { "/bin/rm", "-rf", old, NULL };
+			run_command(NULL, rm, NULL, NULL, 30);
+		}
+	}
+}
+
+/* ---- triage as findings arrive ---- */
+
+/* returns true when the index changed */
+static bool triage_new(struct campaign *c, bool final)
+{
+	unsigned n;
+	char **list = crash_list(c->dir, &c->m, &n);
+	bool changed = false;
+	for (unsigned i = 0; i < n && (final || !stop_requested); i++) {
+		struct stat st;
+		/* an engine may still be writing it: take it once it is a second old */
+		if (stat(list[i], &st) || (!final && (time_t)now_s() - st.st_mtime < 1))
+			continue;
+		size_t len;
+		char *data = read_file(list[i], &len);
+		if (!data)
+			continue;
+		uint64_t h = content_hash(data, len);
+		if (index_crash(&c->idx, h)) {
+			free(data);
+			continue;
+		}
+		struct triage_result r;
+		triage_crash(&c->m, (uint8_t *)data, len, TRIAGE_TIMEOUT, &r);
+		changed = true;
+		if (r.kind != TRIAGE_FINDING && r.kind != TRIAGE_ENGINE_CRASH) {
+			index_add_crash(&c->idx, h, "");
+			c->idx.unreproduced++;
+			free(data);
+			continue;
+		}
+		struct finding *f = index_find(&c->idx, r.sig);
+		if (!f) {
+			struct finding nf;
+			memset(&nf, 0, sizeof(nf));
+			snprintf(nf.sig, sizeof(nf.sig), "%s", r.sig);
+			sig_to_dirname(r.sig, nf.dir, sizeof(nf.dir));
+			nf.inv = r.inv;
+			nf.first_seen = now_s();
+			char why[512], path[CAMPAIGN_PATH];
+			snprintf(path, sizeof(path), "%s/findings/%s", c->dir, nf.dir);
+			if (access(path, F_OK) &&
+			    finding_create(c->self, c->dir, &c->m, &nf, (uint8_t *)data, len, why, sizeof(why))) {
+				fprintf(stderr, "%sptfuzz campaign: %s: %s (kept for the next triage)\n", c->tty ? "\n" : "",
+					list[i], why);
+				free(data);
+				continue;
+			}
+			f = index_add_finding(&c->idx, r.sig, r.inv, nf.first_seen);
+			f->minimized = nf.minimized;
+			f->ops = nf.ops;
+			if (c->tty)
+				fprintf(stderr, "\r\033[K");
+			fprintf(stderr, "ptfuzz campaign: new finding %s (%u ops%s): %s/findings/%s\n", r.sig, f->ops,
+				f->minimized ? ", minimized" : ", not minimized", c->dir, f->dir);
+		}
+		f->count++;
+		index_add_crash(&c->idx, h, r.sig);
+		free(data);
+	}
+	crash_list_free(list, n);
+	if (changed)
+		index_save(c->dir, &c->idx);
+	return changed;
+}
+
+static void summary(struct campaign *c, FILE *out)
+{
+	char el[16];
+	hms(now_s() - c->run_start, el, sizeof(el));
+	fprintf(out, "campaign %s: %s x%u, %s, %s: %llu execs, corpus %llu, coverage %llu, %llu crashes, %u findings\n",
+		c->dir, campaign_engine_name(c->m.engine), c->m.jobs, c->m.variant[0] ? c->m.variant : "default model",
+		el, (unsigned long long)c->execs, (unsigned long long)c->corpus, (unsigned long long)c->coverage,
+		(unsigned long long)c->idx.nc, c->idx.n);
+	if (!c->idx.n)
+		return;
+	fprintf(out, "%-4s %-9s %8s %-20s %5s  %s\n", "#", "invariant", "crashes", "first seen (UTC)", "ops", "signature");
+	for (unsigned i = 0; i < c->idx.n; i++) {
+		const struct finding *f = &c->idx.f[i];
+		char when[32], inv[16];
+		time_t t = (time_t)f->first_seen;
+		struct tm tm;
+		gmtime_r(&t, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		if (f->inv)
+			snprintf(inv, sizeof(inv), "I%u", f->inv);
+		else
+			snprintf(inv, sizeof(inv), "engine");
+		fprintf(out, "%-4u %-9s %8llu %-20s %5u%s %s\n", i + 1, inv, (unsigned long long)f->count, when, f->ops,
+			f->minimized ? " " : "*", f->sig);
+	}
+	bool any = false;
+	for (unsigned i = 0; i < c->idx.n; i++)
+		any |= !c->idx.f[i].minimized;
+	if (any)
+		fprintf(out, "(* not minimized: repro.ptt is the converted crash)\n");
+	fprintf(out, "reproducers: %s/findings/SIGNATURE/repro.ptt\n", c->dir);
+}
+
+/* ---- the lock: one campaign per DIR ---- */
+
+static int lock_dir(const char *dir, pid_t *holder)
+{
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/campaign.lock", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	if (fcntl(fd, F_SETLK, &fl)) {
+		if (holder && !fcntl(fd, F_GETLK, &fl))
+			*holder = fl.l_pid;
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static pid_t lock_holder(const char *dir)
+{
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/campaign.lock", dir);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+	pid_t pid = 0;
+	if (!fcntl(fd, F_GETLK, &fl) && fl.l_type != F_UNLCK)
+		pid = fl.l_pid;
+	close(fd);
+	return pid;
+}
+
+/* The engines of a campaign killed with -9 outlive it: stop them (checked to be ours by their command line). */
+/* a process of group pgid still runs whose command line names what ours do */
+static bool group_is_ours(pid_t pgid, const char *dir, const struct campaign_meta *m)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	bool ours = false;
+	while (d && !ours && (e = readdir(d))) {
+		char path[64];
+		pid_t pid = (pid_t)strtol(e->d_name, NULL, 10);
+		if (pid <= 1 || getpgid(pid) != pgid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+		size_t len = 0;
+		char *cmd = read_file(path, &len);
+		if (!cmd)
+			continue;
+		for (size_t i = 0; i < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		ours = strstr(cmd, dir) && strstr(cmd, m->engine == ENGINE_AFL ? "afl-fuzz" : "ops_invariants");
+		/* libFuzzer's jobs name the parent's working directory, which is inside DIR */
+		free(cmd);
+	}
+	if (d)
+		closedir(d);
+	return ours;
+}
+
+/*
+ * The engines of a campaign killed with -9 may outlive it (libFuzzer's -fork
+ * jobs run on after their parent): stop their group, once it is checked to be
+ * ours by the command lines in it.
+ */
+static void reap_orphans(const char *dir, const struct campaign_meta *m)
+{
+	char path[CAMPAIGN_PATH];
+	snprintf(path, sizeof(path), "%s/status.json", dir);
+	char *s = read_file(path, NULL);
+	if (!s)
+		return;
+	char *p = strstr(s, "\"engine_pgid\":");
+	long pgid = p ? strtol(p + 14, NULL, 10) : 0;
+	free(s);
+	if (pgid > 1 && group_is_ours((pid_t)pgid, dir, m)) {
+		kill(-(pid_t)pgid, SIGKILL);
+		usleep(200000);
+	}
+}
+
+/* ---- --status ---- */
+
+static int campaign_status(const char *dir)
+{
+	struct campaign_meta m;
+	char why[512], path[CAMPAIGN_PATH];
+	if (campaign_meta_read(dir, &m, why, sizeof(why))) {
+		fprintf(stderr, "ptfuzz campaign: %s is not a campaign directory (%s)\n", dir, why);
+		return EXIT_BAD;
+	}
+	snprintf(path, sizeof(path), "%s/status.json", dir);
+	char *s = read_file(path, NULL);
+	pid_t holder = lock_holder(dir);
+	struct findings_index idx;
+	index_load(dir, &idx);
+	char buf[64], el[16], left[16], state[32] = "new";
+	uint64_t e = 0, l = 0;
+	if (s) {
+		campaign_json_field(s, "state", state, sizeof(state));
+		campaign_json_field(s, "elapsed_s", buf, sizeof(buf));
+		e = strtoull(buf, NULL, 10);
+		campaign_json_field(s, "remaining_s", buf, sizeof(buf));
+		l = strtoull(buf, NULL, 10);
+	}
+	if (!holder && !strcmp(state, "running"))
+		snprintf(state, sizeof(state), "killed");
+	hms(e, el, sizeof(el));
+	hms(l, left, sizeof(left));
+	char started[32];
+	time_t t = (time_t)m.start;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(started, sizeof(started), "%Y-%m-%d %H:%M:%S", &tm);
+	char running[48];
+	if (holder)
+		snprintf(running, sizeof(running), "running (pid %ld)", (long)holder);
+	else
+		snprintf(running, sizeof(running), "not running");
+	printf("%s: %s campaign, %s x%u, variant %s, started %s UTC, %s\n", dir, state,
+	       campaign_engine_name(m.engine), m.jobs, m.variant[0] ? m.variant : "default", started, running);
+	if (s) {
+		char ex[32], eps[32], corp[32], cov[32];
+		campaign_json_field(s, "execs", ex, sizeof(ex));
+		campaign_json_field(s, "execs_per_s", eps, sizeof(eps));
+		campaign_json_field(s, "corpus", corp, sizeof(corp));
+		campaign_json_field(s, "coverage", cov, sizeof(cov));
+		printf("  this run: elapsed %s, remaining %s; %s execs, %s exec/s, corpus %s, coverage %s\n", el, left,
+		       ex, eps, corp, cov);
+	}
+	printf("  crashes triaged %u (%llu replay to no finding), findings %u\n", idx.nc,
+	       (unsigned long long)idx.unreproduced, idx.n);
+	for (unsigned i = 0; i < idx.n; i++)
+		printf("  %-40s %6llu crashes  %s/findings/%s\n", idx.f[i].sig, (unsigned long long)idx.f[i].count, dir,
+		       idx.f[i].dir);
+	free(s);
+	int rc = idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+	index_free(&idx);
+	cli_check_stdout();
+	return rc;
+}
+
+/* ---- the command ---- */
+
+static int bad(const char *fmt, const char *a, const char *b) __attribute__((format(printf, 1, 0)));
+static int bad(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "ptfuzz campaign: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return EXIT_BAD;
+}
+
+int cmd_campaign(int argc, char **argv)
+{
+	enum { O_ENGINE = 256, O_JOBS, O_TIME, O_OUT, O_VARIANT, O_CONTRACTS, O_RESUME, O_STATUS, O_FUZZER,
+	       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST };
+	static const struct option longopts[] = {
+		{ "engine", required_argument, NULL, O_ENGINE }, { "jobs", required_argument, NULL, O_JOBS },
+		{ "time", required_argument, NULL, O_TIME },	 { "out", required_argument, NULL, O_OUT },
+		{ "variant", required_argument, NULL, O_VARIANT }, { "contracts", required_argument, NULL, O_CONTRACTS },
+		{ "resume", no_argument, NULL, O_RESUME },	 { "status", required_argument, NULL, O_STATUS },
+		{ "fuzzer", required_argument, NULL, O_FUZZER }, { "mutator", required_argument, NULL, O_MUTATOR },
+		{ "seeds", required_argument, NULL, O_SEEDS },	 { "dict", required_argument, NULL, O_DICT },
+		{ "until", required_argument, NULL, O_UNTIL },	 { "host", required_argument, NULL, O_HOST },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct campaign c;
+	const char *engine = NULL, *variant = NULL, *status_dir = NULL, *fuzzer = NULL, *mutator = NULL;
+	const char *seeds = NULL, *dict = NULL, *host = NULL;
+	bool resume = false, contracts = false, have_jobs = false, have_time = false;
+	unsigned jobs = 1;
+	uint64_t time_s = 0;
+	int opt;
+
+	optind = 1;
+	while ((opt = cli_getopt("campaign", argc, argv, "h", longopts)) != -1) {
+		switch (opt) {
+		case 'h':
+			help_campaign(stdout);
+			return EXIT_CLEAN;
+		case O_ENGINE:
+			engine = optarg;
+			break;
+		case O_JOBS: {
+			char *end;
+			unsigned long j = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || j < 1 || j > 64)
+				return cli_usage_error("campaign", "--jobs is 1..64, got '%s'", optarg);
+			jobs = (unsigned)j;
+			have_jobs = true;
+			break;
+		}
+		case O_TIME:
+			if (parse_time(optarg, &time_s))
+				return cli_usage_error("campaign", "--time is a duration such as 90s, 30m, 8h, got '%s'",
+						       optarg);
+			have_time = true;
+			break;
+		case O_OUT:
+			c.dir = optarg;
+			break;
+		case O_VARIANT:
+			if (strcmp(optarg, "default") && mm_variant_lookup(optarg) < 0)
+				return cli_usage_error("campaign", "unknown variant '%s' (ptfuzz variants lists them)",
+						       optarg);
+			variant = strcmp(optarg, "default") ? optarg : NULL;
+			break;
+		case O_CONTRACTS:
+			if (strcmp(optarg, "allow") && strcmp(optarg, "strict"))
+				return cli_usage_error("campaign", "--contracts is 'allow' or 'strict', got '%s'", optarg);
+			contracts = !strcmp(optarg, "allow");
+			break;
+		case O_RESUME:
+			resume = true;
+			break;
+		case O_STATUS:
+			status_dir = optarg;
+			break;
+		case O_FUZZER:
+			fuzzer = optarg;
+			break;
+		case O_MUTATOR:
+			mutator = optarg;
+			break;
+		case O_SEEDS:
+			seeds = optarg;
+			break;
+		case O_DICT:
+			dict = optarg;
+			break;
+		case O_HOST:
+			if (!*optarg || strlen(optarg) > 24 || optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+				return cli_usage_error("campaign", "--host is a name of up to 24 letters, digits or _, got '%s'",
+						       optarg);
+			host = optarg;
+			break;
+		case O_UNTIL: {
+			char *end;
+			unsigned long u = strtoul(optarg, &end, 10);
+			if (*end || !*optarg || u < 1 || u > 100000)
+				return cli_usage_error("campaign", "--until is a number of findings, got '%s'", optarg);
+			c.until = (unsigned)u;
+			break;
+		}
+		default:
+			return EXIT_BAD;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("campaign", "unexpected argument '%s'", argv[optind]);
+	if (status_dir)
+		return campaign_status(status_dir);
+	if (!c.dir)
+		return cli_usage_error("campaign", "--out DIR is required");
+	if (engine && strcmp(engine, "afl") && strcmp(engine, "libfuzzer"))
+		return cli_usage_error("campaign", "unknown engine '%s' (afl or libfuzzer)", engine);
+	if (host && engine && strcmp(engine, "afl"))
+		return cli_usage_error("campaign", "--host is for AFL++ campaigns that share a sync directory");
+
+	/* what DIR is: new, this campaign, or something else */
+	struct campaign_meta old;
+	char why[512];
+	bool existing = !campaign_meta_read(c.dir, &old, why, sizeof(why));
+	if (!existing && !dir_empty(c.dir))
+		return bad("%s holds something else (no campaign.json): give an empty or new directory%s", c.dir, "");
+	if (!existing && resume)
+		return bad("--resume: %s is not a campaign directory%s", c.dir, "");
+	if (existing) {
+		if (engine && strcmp(engine, campaign_engine_name(old.engine)))
+			return bad("%s is a campaign of engine %s: resume it with the same engine", c.dir,
+				   campaign_engine_name(old.engine));
+		if ((variant || !resume) && strcmp(variant ? variant : "", old.variant))
+			return bad("%s is a campaign of variant %s: resume it with the same variant", c.dir,
+				   old.variant[0] ? old.variant : "default");
+		c.m = old;
+		if (have_jobs)
+			c.m.jobs = jobs;
+		if (have_time)
+			c.m.time_s = time_s;
+		if (contracts)
+			c.m.contracts = true;
+		if (host && strcmp(host, old.host))
+			return bad("%s is the campaign of host '%s': resume it with the same --host", c.dir,
+				   old.host[0] ? old.host : "(none)");
+	} else {
+		if (!engine)
+			return cli_usage_error("campaign", "--engine afl|libfuzzer is required");
+		if (!have_time)
+			return cli_usage_error("campaign", "--time T is required (such as 90s or 8h)");
+		c.m.engine = strcmp(engine, "afl") ? ENGINE_LIBFUZZER : ENGINE_AFL;
+		snprintf(c.m.variant, sizeof(c.m.variant), "%s", variant ? variant : "");
+		c.m.contracts = contracts;
+		snprintf(c.m.host, sizeof(c.m.host), "%s", host ? host : "");
+		c.m.jobs = jobs;
+		c.m.time_s = time_s;
+		c.m.start = now_s();
+	}
+	snprintf(c.m.version, sizeof(c.m.version), "%s", PTFUZZ_VERSION);
+	if (!c.m.time_s)
+		return cli_usage_error("campaign", "--time T is required (such as 90s or 8h)");
+
+	/* the engine and its pieces */
+	exe_dir(c.self, sizeof(c.self));
+	if (c.m.engine == ENGINE_LIBFUZZER) {
+		if (fuzzer)
+			snprintf(c.fuzzer, sizeof(c.fuzzer), "%s", fuzzer);
+		else
+			build_path(c.self, "fuzz-fast/fuzzers/ops_invariants_fuzz", c.fuzzer, sizeof(c.fuzzer));
+		if (access(c.fuzzer, X_OK))
+			return bad("no libFuzzer harness %s: build it with `cmake --preset fuzz-fast && cmake --build "
+				   "--preset fuzz-fast` (or give --fuzzer BIN)%s",
+				   c.fuzzer, "");
+	} else {
+		if (fuzzer)
+			snprintf(c.fuzzer, sizeof(c.fuzzer), "%s", fuzzer);
+		else
+			build_path(c.self, "afl/fuzzers/ops_invariants_afl", c.fuzzer, sizeof(c.fuzzer));
+		if (!find_in_path("afl-fuzz", c.afl_fuzz, sizeof(c.afl_fuzz)))
+			return bad("afl-fuzz is not installed: apt-get install afl++ (AFL++ 4.04c)%s%s", "", "");
+		if (access(c.fuzzer, X_OK))
+			return bad("no AFL++ harness %s: build it with `cmake --preset afl && cmake --build --preset "
+				   "afl` (or give --fuzzer BIN)%s",
+				   c.fuzzer, "");
+		if (mutator)
+			snprintf(c.mutator, sizeof(c.mutator), "%s", mutator);
+		else
+			build_path(c.self, "release/fuzzers/libptfuzz_afl_mutator.so", c.mutator, sizeof(c.mutator));
+		if (access(c.mutator, R_OK))
+			return bad("no AFL++ custom mutator %s: build it with `cmake --build --preset release` (or "
+				   "give --mutator SO)%s",
+				   c.mutator, "");
+	}
+	snprintf(c.seeds, sizeof(c.seeds), "%s", seeds ? seeds : PTFUZZ_SOURCE_DIR "/corpus/fuzz/ops_invariants");
+	snprintf(c.dict, sizeof(c.dict), "%s", dict ? dict : PTFUZZ_SOURCE_DIR "/fuzzers/ops.dict");
+	if (access(c.dict, R_OK))
+		return bad("%s: %s (give --dict FILE)", c.dict, strerror(errno));
+	if (!existing && access(c.seeds, R_OK))
+		return bad("%s: %s (give --seeds DIR)", c.seeds, strerror(errno));
+
+	/* the directory */
+	if (mkdir(c.dir, 0755) && errno != EEXIST)
+		return bad("%s: %s", c.dir, strerror(errno));
+	pid_t holder = 0;
+	int lock = lock_dir(c.dir, &holder);
+	if (lock < 0) {
+		char pid[32];
+		snprintf(pid, sizeof(pid), "%ld", (long)holder);
+		return bad("%s: a campaign is running there (pid %s)", c.dir, pid);
+	}
+	if (existing)
+		reap_orphans(c.dir, &c.m);
+	campaign_clean_temps(c.dir);
+	if (mkdirs(c.dir, "findings") || mkdirs(c.dir, "logs") ||
+	    mkdirs(c.dir, c.m.engine == ENGINE_AFL ? "sync" : "corpus") ||
+	    (c.m.engine == ENGINE_LIBFUZZER && mkdirs(c.dir, "crashes")))
+		return bad("%s: %s", c.dir, strerror(errno));
+	if (copy_seeds(&c))
+		return bad("%s: cannot copy the seeds from %s", c.dir, c.seeds);
+	if (campaign_meta_write(c.dir, &c.m))
+		return bad("%s/campaign.json: %s", c.dir, strerror(errno));
+	index_load(c.dir, &c.idx);
+	{
+		char path[CAMPAIGN_PATH];
+		snprintf(path, sizeof(path), "%s/plot_data", c.dir);
+		c.plot = read_file(path, &c.plot_len);
+		if (!c.plot || !c.plot_len) {
+			free(c.plot);
+			c.plot = strdup("# unix_time, fuzzing_s, execs, execs_per_s, corpus, coverage, findings\n");
+			c.plot_len = strlen(c.plot);
+		}
+		/* earlier runs' fuzzing time: the plot continues where they stopped */
+		char *last = NULL;
+		for (char *l = c.plot; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+			if (*l != '#')
+				last = l;
+		unsigned long long ut, el;
+		if (last && sscanf(last, "%llu, %llu", &ut, &el) == 2)
+			c.elapsed_before = el;
+	}
+	c.tty = isatty(STDERR_FILENO);
+
+	struct sigaction sa = { .sa_handler = on_stop };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	c.run_start = now_s();
+	/* a finding the last run had not triaged yet */
+	triage_new(&c, false);
+	if (start_engines(&c)) {
+		stop_engines(&c);
+		xfree_all();
+		return bad("cannot start the engine: %s%s", strerror(errno), "");
+	}
+	write_status(&c, "running");
+	uint64_t next_status = 0;
+	bool interrupted = false;
+	for (;;) {
+		if (stop_requested) {
+			interrupted = true;
+			break;
+		}
+		if (!engines_alive(&c))
+			break;
+		if (now_s() - c.run_start >= c.m.time_s + 5)
+			break;	/* the engines' own timers failed to stop them */
+		if (c.m.engine == ENGINE_LIBFUZZER)
+			libfuzzer_stats(&c);
+		else
+			afl_stats(&c);
+		triage_new(&c, false);
+		if (now_s() >= next_status) {
+			next_status = now_s() + STATUS_EVERY;
+			write_status(&c, "running");
+			plot_point(&c);
+			if (c.tty)
+				status_line(&c);
+		}
+		if (c.m.engine == ENGINE_AFL && now_s() - c.run_start >= c.m.time_s)
+			break;
+		if (c.until && c.idx.n >= c.until)
+			break;
+		for (int i = 0; i < POLL_MS / 100 && !stop_requested; i++)
+			usleep(100000);
+	}
+	if (c.tty)
+		fprintf(stderr, "\r\033[K");
+	stop_engines(&c);
+	for (unsigned i = 0; i < c.npids; i++) {
+		char name[48];
+		if (!c.early[i])
+			continue;
+		if (c.m.engine == ENGINE_AFL)
+			instance_name(&c, i, name, sizeof(name));
+		fprintf(stderr, "ptfuzz campaign: %s%s%s ended early with status %d (see %s/logs/%s%s.log)\n",
+			c.m.engine == ENGINE_AFL ? "afl-fuzz " : "libFuzzer", c.m.engine == ENGINE_AFL ? name : "", "",
+			c.early[i], c.dir, c.m.engine == ENGINE_AFL ? "afl-" : "libfuzzer",
+			c.m.engine == ENGINE_AFL ? name : "");
+	}
+	if (c.m.engine == ENGINE_LIBFUZZER)
+		libfuzzer_stats(&c);
+	else
+		afl_stats(&c);
+	triage_new(&c, true);
+	campaign_clean_temps(c.dir);
+	plot_point(&c);
+	plot_svg(&c);
+	write_status(&c, interrupted ? "interrupted" : "finished");
+	summary(&c, stdout);
+	cli_check_stdout();
+	close(lock);
+	int rc = c.idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+	for (unsigned i = 0; i < c.npids; i++)
+		if (c.early[i])
+			rc = EXIT_BAD;	/* an engine failed: the run is not what was asked */
+	index_free(&c.idx);
+	free(c.plot);
+	xfree_all();
+	return rc;
+}
