@@ -320,6 +320,10 @@ int mm_do_pageout(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	struct mm_vma *v = find_vma(s, va);
 	/* copy what is needed now: the walk below yields, other threads may move s->vma */
 	uint64_t anon_id = v ? v->anon_id : 0;
+	/* hugetlb folios are not on the LRU: reclaim never meets them (they are freed by unmap
+	 * or truncation only) */
+	if (v && (v->flags & MM_VMA_HUGETLB))
+		v = NULL;
 	if (v && folio_lookup(mm, t, s, va, &f)) {
 		reclaim_folio(mm, t, s, &f, anon_id, f.va, f.va + (PAGE_SIZE << f.order));
 		ref_check(mm, t, s, f.va, f.va + (PAGE_SIZE << f.order), "pageout");
