@@ -57,11 +57,13 @@ static uint64_t walk_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_s
 			table = desc_pa(e);
 		} else if (l == 2 && !pte_valid(e)) {
 			/* a PMD invalidated by a THP split in progress (pmdp_invalidate): the fault waits
-			 * for the splitter's pmd_lock and looks again */
+			 * for the splitter's pmd_lock and looks again; unchanged after that, it is a
+			 * settled PROT_NONE / NUMA-hinted THP, a block in the way */
 			uint64_t ptl = ep & PAGE_MASK;
 			mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+			bool same = mm_read(mm, t, ep) == e;
 			mm_unlock(mm, t, PT_LOCK_PMD, ptl);
-			if (!mm_step(mm, t))
+			if (!mm_step(mm, t) || same)
 				return 0;
 			l--;
 		} else {
@@ -69,6 +71,34 @@ static uint64_t walk_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_s
 		}
 	}
 	return pt_entry_pa(table, level, addr);
+}
+
+/*
+ * do_huge_pmd_numa_page() (mm/huge_memory.c): a fault on a THP the NUMA scan made
+ * PROT_NONE (change_huge_pmd() with MM_CP_PROT_NUMA: the block invalid, its TLB entries
+ * already flushed by pmdp_invalidate_ad()) restores the block with the VMA's protection,
+ * under the PMD lock, if the entry is still the hinted block (a split may have replaced it).
+ * Returns true if it did.
+ */
+static bool do_huge_pmd_numa_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v,
+				  uint64_t haddr)
+{
+	uint64_t pmdp = mm_walk_entry(mm, t, s, haddr, 2);
+	if (!pmdp)
+		return false;
+	uint64_t pmd = mm_read(mm, t, pmdp);
+	if (pte_valid(pmd) || !(pmd & PT_DESC_PROTNONE) || (pmd & PT_DESC_TABLE))	/* a hinted block */
+		return false;
+	uint64_t ptl = pmdp & PAGE_MASK, page = desc_pa(pmd);
+	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+	bool same = mm_read(mm, t, pmdp) == pmd;
+	if (same)
+		mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* invalid -> valid: no break needed */
+	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+	if (same)
+		for (unsigned i = 0; i < 512; i++)
+			ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	return same;
 }
 
 /* do_huge_pmd_anonymous_page(): a 2M folio mapped by one PMD block; its PTE table is deposited. */
@@ -138,6 +168,9 @@ int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s
 	struct pt_walk_result r;
 	if (pt_walk(mm->m, false, s->asid, addr, false, &r))
 		goto out;	/* already mapped */
+	if (!(v->flags & MM_VMA_HUGETLB) && ALIGN_DOWN(addr, PMD_SIZE) >= v->start &&
+	    do_huge_pmd_numa_page(mm, t, s, v, ALIGN_DOWN(addr, PMD_SIZE)))
+		goto out;
 	unsigned order = v->order;
 	if ((v->flags & MM_VMA_HUGEPAGE) && !(v->flags & MM_VMA_NOHUGEPAGE))
 		order = 9;

@@ -392,6 +392,8 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 	}
 	if ((want & REF_NUMA) && (got & REF_NUMA))
 		got = want;	/* a NUMA hint keeps the page, not its permissions */
+	else if ((want & REF_NUMA) && (want & (REF_READ | REF_WRITE | REF_EXEC)) && got == (want & ~REF_NUMA))
+		got = want;	/* a hint fault (do_numa_page) may restore it at any time, as it was */
 	if (want && !(want & REF_PRESENT))
 		want = 0;
 	if (got == want)
