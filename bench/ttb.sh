@@ -18,7 +18,7 @@
 #   available in LLVM 14: a build without it, ops_invariants_fuzz_plain) and AFL++
 #   without AFL_CUSTOM_MUTATOR_LIBRARY.
 #
-# Needs: build/fuzz (cmake --preset fuzz && cmake --build --preset fuzz), build/afl
+# Needs: build/fuzz-fast (cmake --preset fuzz-fast && cmake --build --preset fuzz-fast), build/afl
 # (the afl preset) and build/release (ptfuzz, the regress driver, the mutator .so).
 # Prints one line per trial and a table (found, median and min-max seconds); the
 # table is what bench/RESULTS.md records.
@@ -42,12 +42,12 @@ case $start in seeds | empty) ;; *) echo "ttb.sh: --start is seeds or empty" >&2
 case $mutator in on | off) ;; *) echo "ttb.sh: --mutator is on or off" >&2; exit 2 ;; esac
 ptfuzz=$root/build/release/tools/ptfuzz
 regress=$root/build/release/fuzzers/ops_invariants_regress
-lf=$root/build/fuzz/fuzzers/ops_invariants_fuzz
-[ "$mutator" = off ] && lf=$root/build/fuzz/fuzzers/ops_invariants_fuzz_plain
+lf=$root/build/fuzz-fast/fuzzers/ops_invariants_fuzz
+[ "$mutator" = off ] && lf=$root/build/fuzz-fast/fuzzers/ops_invariants_fuzz_plain
 afl=$root/build/afl/fuzzers/ops_invariants_afl
 so=$root/build/release/fuzzers/libptfuzz_afl_mutator.so
 for b in "$ptfuzz" "$regress"; do [ -x "$b" ] || { echo "ttb.sh: $b not built" >&2; exit 2; }; done
-case ,$engines, in *,libfuzzer,*) [ -x "$lf" ] || { echo "ttb.sh: $lf not built (fuzz preset)" >&2; exit 2; } ;; esac
+case ,$engines, in *,libfuzzer,*) [ -x "$lf" ] || { echo "ttb.sh: $lf not built (fuzz-fast preset)" >&2; exit 2; } ;; esac
 case ,$engines, in *,afl,*) [ -x "$afl" ] || { echo "ttb.sh: $afl not built (afl preset)" >&2; exit 2; } ;; esac
 
 out=${out:-$root/build/ttb}

@@ -61,6 +61,8 @@ build/fuzz/fuzzers/ops_invariants_fuzz -max_total_time="$secs" -timeout=10 -max_
 	-artifact_prefix="$work/def-" "$work/def" "$work/seeds" >"$work/def.log" 2>&1 || st=$?
 if [ $st -ne 0 ]; then
 	grep -m1 'ptfuzz finding' "$work/def.log" >&2 || tail -n 5 "$work/def.log" >&2
-	die "the default model reported a finding (kept in $work: rerun with the crash)"
+	mkdir -p build/smoke
+	cp "$work"/def-crash-* build/smoke/ 2>/dev/null || true
+	die "the default model reported a finding (the input is kept in build/smoke/: ptfuzz replay build/smoke/def-crash-*)"
 fi
 say "ok: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/def.log" | awk '{print $2}') default-model execs clean"
