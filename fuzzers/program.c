@@ -574,10 +574,28 @@ static void op_kernel(struct dec *d, const uint8_t *r, unsigned what)
 }
 
 /* An interrupt on a CPU, whose handler maps or unmaps kernel memory (Catalin's counter-example). */
+/*
+ * An interrupt's handler cannot wait: a lock it needs must not be held by a thread
+ * suspended on another CPU (the model cannot spin for it there), so interrupts come only on
+ * the CPU of the program's threads, if it has any (Catalin Marinas' counter-example: the
+ * IRQ lands in the middle of that CPU's own lazy-MMU section).
+ */
+static bool irq_ok(const struct dec *d, unsigned cpu)
+{
+	for (unsigned i = 0; i < d->nthr; i++)
+		if (d->thr[i].cpu != cpu)
+			return false;
+	return true;
+}
+
 static void op_irq(struct dec *d, const uint8_t *r)
 {
 	struct pt_event e = { .cpu = (uint16_t)cpu_of(d, r[1]) };
 	bool ok;
+	if (!irq_ok(d, e.cpu)) {
+		d->prog->dropped++;
+		return;
+	}
 	switch (r[7] % 4) {
 	case 0: ok = op_vmap(d, r, true, &e); break;
 	case 1: ok = op_vmalloc(d, r, true, &e); break;
@@ -865,6 +883,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 			[PT_OP_VMALLOC] = PT_EV_VMALLOC, [PT_OP_VMAP] = PT_EV_VMAP,
 			[PT_OP_VUNMAP] = PT_EV_VUNMAP, [PT_OP_VFREE] = PT_EV_VFREE,
 		};
+		if (!irq_ok(d, e->cpu))
+			return false;
 		struct pt_event in = *e;
 		in.kind = e->op < PT_OP_KIND_COUNT ? kind_of[e->op] : 0;
 		in.op = 0;

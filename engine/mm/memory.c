@@ -66,7 +66,31 @@ struct mmu_gather {
 	uint32_t npages, cappages;
 	uint64_t *tables;
 	uint32_t ntables, captables;
+	struct ref_snapshot *zapped;	/* MADV_DONTNEED: the ranges this zap cleared, or NULL */
 };
+
+/* (va, word) pairs of the reference, as they were */
+struct ref_snapshot { uint64_t n, cap, *w; };
+
+static void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word)
+{
+	struct ref_snapshot *x = ctx;
+	if (x->n == x->cap) {
+		x->cap = x->cap ? 2 * x->cap : 64;
+		x->w = realloc(x->w, 2 * x->cap * sizeof(*x->w));
+		if (!x->w)
+			abort();
+	}
+	x->w[2 * x->n] = va;
+	x->w[2 * x->n++ + 1] = word;
+}
+
+/* The zap cleared the reference of [va, va + len) with the entries: remembered for its end. */
+static void tlb_zapped(struct mmu_gather *tlb, uint64_t va, uint64_t len)
+{
+	if (tlb->zapped)
+		ref_snapshot_add(tlb->zapped, va, len);
+}
 
 static void __tlb_reset_range(struct mmu_gather *tlb)
 {
@@ -398,6 +422,7 @@ static unsigned zap_present_ptes(struct mm_model *mm, struct mm_thread *t, struc
 	get_and_clear_full_ptes(mm, t, tlb->s, addr, ptep, nr);
 	/* the pages go now, under the PTL (racing faults and scans see them gone from here on) */
 	ref_clear_range(tlb->s, addr, addr + (uint64_t)nr * PAGE_SIZE);
+	tlb_zapped(tlb, addr, (uint64_t)nr * PAGE_SIZE);
 	tlb_remove_tlb_entries(tlb, addr, nr);
 	__tlb_remove_folio_pages(mm, tlb, desc_pa(ptent), nr);
 	return nr;
@@ -442,6 +467,7 @@ static bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_ga
 	}
 	mm_xchg(mm, t, pmdp, 0);		/* pmdp_huge_get_and_clear_full() */
 	ref_clear_range(tlb->s, ALIGN_DOWN(addr, PMD_SIZE), ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE);
+	tlb_zapped(tlb, ALIGN_DOWN(addr, PMD_SIZE), PMD_SIZE);
 	tlb_remove_pmd_tlb_entry(tlb, addr);
 	/* zap_deposited_table(): never hooked, so no walker can hold it: freed at once */
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
@@ -862,22 +888,6 @@ static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm
 
 /* ---- madvise ---- */
 
-/* (va, word) pairs of the reference, as they were */
-struct ref_snapshot { uint64_t n, cap, *w; };
-
-static void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word)
-{
-	struct ref_snapshot *x = ctx;
-	if (x->n == x->cap) {
-		x->cap = x->cap ? 2 * x->cap : 64;
-		x->w = realloc(x->w, 2 * x->cap * sizeof(*x->w));
-		if (!x->w)
-			abort();
-	}
-	x->w[2 * x->n] = va;
-	x->w[2 * x->n++ + 1] = word;
-}
-
 /*
  * zap_page_range_single() (madvise_dontneed_single_vma()): the pages go, the VMA
  * and the page tables stay; the next touch faults in a fresh page.
@@ -892,12 +902,22 @@ static void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, stru
 	ref_for_each(s, v->start, v->end, ref_snapshot_add, &snap);
 	uint64_t n = snap.n, *was = snap.w;
 	struct mmu_gather tlb;
+	struct ref_snapshot zapped = { 0 };
 	tlb_gather_mmu(&tlb, s);
+	tlb.zapped = &zapped;
 	unmap_single_vma(mm, t, &tlb, v);
 	tlb_finish_mmu(mm, t, &tlb);
-	for (uint64_t i = 0; i < n; i++)
-		if (ref_get(s, was[2 * i]) == was[2 * i + 1])
+	/* what the zap cleared is gone already; a page it did not clear but that is unchanged is
+	 * a missed entry and goes too (the page tables then show it) — never one it cleared and a
+	 * racing fault mapped again, even with the very page the zap freed */
+	for (uint64_t i = 0; i < n; i++) {
+		bool cleared = false;
+		for (uint64_t j = 0; j < zapped.n && !cleared; j++)
+			cleared = was[2 * i] - zapped.w[2 * j] < zapped.w[2 * j + 1];
+		if (!cleared && ref_get(s, was[2 * i]) == was[2 * i + 1])
 			ref_clear_range(s, was[2 * i], was[2 * i] + PAGE_SIZE);
+	}
+	free(zapped.w);
 	free(was);
 }
 
