@@ -135,7 +135,7 @@ dedup)
 	grep -q '"count": 2' c/findings/index.json || fail "a resumed campaign counted the crashes again"
 	;;
 libfuzzer_finds)
-	fz=$(libfuzzer_bin)
+	fz=$(libfuzzer_bin) || exit $?
 	st=0
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 20s --variant $v --out c >out 2>err || st=$?
 	[ $st -eq 1 ] || fail "libFuzzer campaign exited $st (expected 1, findings): $(tail -3 err)"
@@ -161,7 +161,7 @@ afl_finds)
 	no_engines_left "$work/c"
 	;;
 sigint_resume)
-	fz=$(libfuzzer_bin)
+	fz=$(libfuzzer_bin) || exit $?
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 120s --variant $v --out c >out 2>err &
 	pid=$!
 	wait_finding c 60 || { kill -INT $pid; wait $pid; fail "no finding within 60 s"; }
@@ -193,7 +193,7 @@ sigint_resume)
 	check_findings c 1
 	;;
 kill9)
-	fz=$(libfuzzer_bin)
+	fz=$(libfuzzer_bin) || exit $?
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer "$fz" --jobs 2 --time 120s --variant $v --out c >out 2>err &
 	pid=$!
 	# kill it while a finding directory is being built if we can see one, else right after the first
