@@ -157,7 +157,7 @@ cmd_test() {
 	say "fuzz smoke: libFuzzer and AFL++ on the ops_invariants harness (fuzzers/smoke.sh)"
 	fuzzers/smoke.sh 20 2>&1 | tee "$ROOT/build/bootstrap-smoke.log" || st=$?
 	SUMMARY+=("$(printf '%-8s %-4s %s  [%ds]' smoke "$([ $st -eq 0 ] && echo ok || echo FAIL)" \
-		"libFuzzer + AFL++ find mremap-leaf-only-flush; the default model silent" $((SECONDS - t0)))")
+		"libFuzzer + AFL++ find mremap-leaf-only-flush; the default model silent over 1500 fixed-seed runs" $((SECONDS - t0)))")
 	[ $st -eq 0 ] || failed=1
 	# ptfuzz campaign with both engines, now that smoke.sh has built their harnesses
 	# (the release workflow skips these cases when the harnesses are missing)
