@@ -300,16 +300,26 @@ static void op_mmap(struct dec *d, const uint8_t *r)
 	region_add(d, e.asid, e.va, e.len, e.prot, e.order);
 }
 
+/* The start of a user op on a range of a region the program made: kind, CPU, address space,
+ * range; without a region yet, the record maps one instead (false). */
+static bool user_op(struct dec *d, const uint8_t *r, uint8_t kind, struct pt_event *e, struct region **g)
+{
+	uint8_t asid = 1;
+	*e = (struct pt_event){ .kind = kind, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	if (!user_range(d, r, &asid, &e->va, &e->len, g)) {
+		op_mmap(d, r);
+		return false;
+	}
+	e->asid = asid;
+	return true;
+}
+
 static void op_munmap(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .kind = PT_EV_MUNMAP, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	struct pt_event e;
 	struct region *g;
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &e.len, &g)) {
-		op_mmap(d, r);
+	if (!user_op(d, r, PT_EV_MUNMAP, &e, &g))
 		return;
-	}
-	e.asid = asid;
 	emit(d, &e);
 	forget_huge(d, e.va, e.len);
 	if (e.va == g->va && e.len == g->len)
@@ -318,14 +328,10 @@ static void op_munmap(struct dec *d, const uint8_t *r)
 
 static void op_mremap(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .kind = PT_EV_MREMAP, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	struct pt_event e;
 	struct region *g;
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &e.len, &g)) {
-		op_mmap(d, r);
+	if (!user_op(d, r, PT_EV_MREMAP, &e, &g))
 		return;
-	}
-	e.asid = asid;
 	if (r[6] & 0x80) {	/* the whole region: the moves the seeds are about */
 		e.va = g->va;
 		e.len = g->len;
@@ -358,14 +364,10 @@ static void op_mremap(struct dec *d, const uint8_t *r)
 
 static void op_mprotect(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .kind = PT_EV_MPROTECT, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	struct pt_event e;
 	struct region *g;
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &e.len, &g)) {
-		op_mmap(d, r);
+	if (!user_op(d, r, PT_EV_MPROTECT, &e, &g))
 		return;
-	}
-	e.asid = asid;
 	if ((r[6] & 3) == 3) {
 		e.flags = PT_MPROT_NUMA;	/* the NUMA scan (task_numa_work): PROT_NONE hinting */
 	} else {
@@ -380,13 +382,9 @@ static void op_madvise(struct dec *d, const uint8_t *r)
 {
 	static const uint8_t adv[] = { PT_ADV_DONTNEED, PT_ADV_DONTNEED, PT_ADV_FREE, PT_ADV_PAGEOUT,
 				       PT_ADV_PAGEOUT, PT_ADV_COLD, PT_ADV_HUGEPAGE, PT_ADV_NOHUGEPAGE };
-	struct pt_event e = { .kind = PT_EV_MADVISE, .cpu = (uint16_t)cpu_of(d, r[1]) };
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &e.len, NULL)) {
-		op_mmap(d, r);
+	struct pt_event e;
+	if (!user_op(d, r, PT_EV_MADVISE, &e, NULL))
 		return;
-	}
-	e.asid = asid;
 	e.op = adv[r[6] % 8];
 	emit(d, &e);
 	forget_huge(d, e.va, e.len);
@@ -394,14 +392,10 @@ static void op_madvise(struct dec *d, const uint8_t *r)
 
 static void op_touch(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .kind = PT_EV_TOUCH, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	struct pt_event e;
 	struct region *g;
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &e.len, &g)) {
-		op_mmap(d, r);
+	if (!user_op(d, r, PT_EV_TOUCH, &e, &g))
 		return;
-	}
-	e.asid = asid;
 	if (e.len > 4 * M1)
 		e.len = 4 * M1;
 	if (g->order == 0 && e.len > M1 && !(r[6] & 0x40))
@@ -412,14 +406,10 @@ static void op_touch(struct dec *d, const uint8_t *r)
 
 static void op_pageout(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .kind = PT_EV_PAGEOUT, .cpu = (uint16_t)cpu_of(d, r[1]) };
-	uint64_t len;
-	uint8_t asid = 1;
-	if (!user_range(d, r, &asid, &e.va, &len, NULL)) {
-		op_mmap(d, r);
+	struct pt_event e;
+	if (!user_op(d, r, PT_EV_PAGEOUT, &e, NULL))
 		return;
-	}
-	e.asid = asid;
+	e.len = 0;	/* pageout names a page: va only */
 	emit(d, &e);
 	forget_huge(d, e.va, K4);
 }
