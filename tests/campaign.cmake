@@ -15,3 +15,8 @@ endforeach()
 set_tests_properties(campaign.libfuzzer_finds campaign.afl_finds campaign.sigint_resume campaign.kill9
   campaign.multihost
   PROPERTIES RESOURCE_LOCK fuzz_cores)
+# The ClusterFuzzLite / OSS-Fuzz build (.clusterfuzzlite/build.sh) with the
+# OSS-Fuzz variables and clang-14, then each target on its seed corpus.
+add_test(NAME cfl.build_and_run
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/cfl.sh ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/cfl)
+set_tests_properties(cfl.build_and_run PROPERTIES LABELS "cfl" TIMEOUT 600 SKIP_RETURN_CODE 77 RESOURCE_LOCK fuzz_cores)
