@@ -246,7 +246,46 @@ multihost)
 	[ $st -eq 1 ] || fail "host b did not triage host a's crash (exit $st): $(cat out) $(tail -3 err)"
 	check_findings b 1
 	ls b/findings/ | grep -q '^I3-' || fail "host b has no I3 finding: $(ls b/findings)"
-	# (afl-fuzz -S imports the peers' queues every AFL_SYNC_TIME, 30 min by default: not in seconds)
+	no_engines_left "$work/b"
+	;;
+multihost_sync)
+	# the queues travel too: host a's main runs while its sync directory is copied into b's
+	# (the rsync recipe, is_main_node included); b's instance, resumed, imports a's queue entries
+	# (AFL_IMPORT_FIRST: queue/id:N,sync:main,src:M, .synced/main).  Six seeds, so that the
+	# engines calibrate in a second or two even on a loaded machine.
+	need_afl
+	export AFL_NO_AFFINITY=1
+	mkdir s
+	for f in dontunmap errors shrink grow-in-place test-03-8k-pte-pte; do
+		cp "$src/corpus/fuzz/ops_invariants/mm-mremap-$f.bin" s/
+	done
+	"$ptfuzz" campaign --engine afl --jobs 1 --seeds s --time 60s --variant $v --out a >a.out 2>a.err &
+	apid=$!
+	st=0
+	"$ptfuzz" campaign --engine afl --jobs 1 --seeds s --host b --time 2s --variant $v --out b >out 2>err || st=$?
+	[ -d b/sync/b-s0/queue ] || { kill -INT $apid; wait $apid; fail "host b did not run b-s0 (exit $st): $(tail -2 err)"; }
+	# a's main is running (is_main_node) and has queue entries of its own beyond the seeds
+	i=0
+	while [ $i -lt 300 ]; do
+		[ -e a/sync/main/is_main_node ] && [ "$(ls a/sync/main/queue | grep -vc ',orig:')" -ge 3 ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ $i -lt 300 ] || { kill -INT $apid; wait $apid; fail "host a's main made no queue entries in 30 s"; }
+	cp -R a/sync/main b/sync/
+	ls b/sync/b-s0/queue | grep -q ',sync:' && fail "b-s0 has sync: entries before the exchange"
+	st=0
+	"$ptfuzz" campaign --resume --time 10s --out b >out 2>err || st=$?
+	kill -INT $apid
+	wait $apid
+	[ $st -le 1 ] || fail "host b's resumed campaign exited $st: $(tail -3 err)"
+	n=$(ls b/sync/b-s0/queue | grep -c '^id:[0-9]*,sync:main,src:[0-9]*')
+	[ "$n" -ge 1 ] || fail "b-s0 imported nothing from a's main: $(ls b/sync/b-s0/queue | tail -3)"
+	[ -s b/sync/b-s0/.synced/main ] || fail "b-s0 has no .synced/main"
+	imported=$(sed -n 's/^corpus_imported *: //p' b/sync/b-s0/fuzzer_stats)
+	[ "${imported:-0}" -ge 1 ] || fail "fuzzer_stats: corpus_imported ${imported:-?}"
+	echo "b-s0 imported $n of a's queue entries"
+	no_engines_left "$work/a"
 	no_engines_left "$work/b"
 	;;
 *)

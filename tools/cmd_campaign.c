@@ -368,6 +368,8 @@ static int start_engines(struct campaign *c)
 	env[ne++] = "AFL_AUTORESUME=1";
 	env[ne++] = "AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1";
 	env[ne++] = "AFL_SKIP_CRASHES=1";
+	/* each start imports the peers' queues before fuzzing its own (a host that joins or resumes) */
+	env[ne++] = "AFL_IMPORT_FIRST=1";
 	env[ne++] = xprintf("AFL_CUSTOM_MUTATOR_LIBRARY=%s", c->mutator);
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	if ((long)c->m.jobs > cores)
