@@ -50,6 +50,7 @@ check_findings() {	# DIR MIN_FINDINGS
 			[ -s "$f$x" ] || fail "$f$x missing or empty"
 		done
 		python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$f/report.json" || fail "$f/report.json is not JSON"
+		check_report "$f"
 		sig=$(sed -n 's/^# target: //p' "$f/repro.ptt")
 		[ -n "$sig" ] || fail "$f/repro.ptt names no target"
 		st=0
@@ -61,6 +62,29 @@ check_findings() {	# DIR MIN_FINDINGS
 	if find "$d" -name '.tmp-*' | grep -q .; then
 		fail "temporaries left: $(find "$d" -name '.tmp-*' | head -3)"
 	fi
+}
+
+# a finding's report: the summary line, the invariant's sentence, the minimal ops (those of
+# repro.ptt), then the replay's report; report.json the same facts around the replay's JSON
+check_report() {	# FINDING_DIR
+	r=$1/report.txt
+	sig=$(sed -n 's/^# target: //p' "$1/repro.ptt")
+	[ "$(sed -n 1p "$r" | grep -c '^summary: [a-z_0-9]*[: ].')" -eq 1 ] || fail "$r: no summary first: $(sed -n 1p "$r")"
+	grep -q "^invariant: I[0-9]* [a-z/-]*: [A-Z]" "$r" || fail "$r: no invariant sentence"
+	grep -q "^signature: $sig\$" "$r" || fail "$r: no signature line"
+	grep -q '^found: .* campaign.*variant ' "$r" || fail "$r: no found: line"
+	grep '^cpu' "$1/repro.ptt" | sed 's/^/  /' >ops.want
+	sed -n '/^minimal ops/,/^$/p' "$r" | grep '^  cpu' >ops.got || true
+	[ -s ops.want ] && cmp -s ops.want ops.got || fail "$r: the minimal ops are not repro.ptt's"
+	grep -q "^  signature: $sig\$" "$r" || fail "$r: the replay's report is not in it"
+	python3 - "$1/report.json" "$sig" "$1/repro.ptt" <<'PY' || fail "$1/report.json: wrong facts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = [l.rstrip("\n") for l in open(sys.argv[3]) if l.startswith("cpu")]
+assert d["signature"] == sys.argv[2] and d["summary"] and d["rule"] and d["ops"] == ops, d
+assert d["found"] and all("variant" in x for x in d["found"]), d["found"]
+assert any(v["signature"] == sys.argv[2] for f in d["replay"]["files"] for v in f["violations"])
+PY
 }
 
 # wait (up to $2 s) until a finding directory exists in $1
@@ -223,6 +247,58 @@ kill9)
 	[ $st -eq 1 ] || fail "the campaign after kill -9 exited $st: $(tail -3 err2)"
 	check_findings c 1
 	no_engines_left "$work/c"
+	;;
+merge)
+	# ptfuzz triage --merge: campaigns a (lazy-mmu-no-flush-on-leave), b (set-ptes-no-barrier) and
+	# a2 (a's variant again) each find I6/.../vmalloc, c (mremap-leaf-only-flush) finds I3: two
+	# findings, the I6 one recording a, a2 and b with both variants
+	sig6=I6/missed-barrier/kernel-map/return-before-barrier/vmalloc
+	for x in a:lazy-mmu-no-flush-on-leave b:set-ptes-no-barrier a2:lazy-mmu-no-flush-on-leave c:$v; do
+		d=${x%%:*} dv=${x#*:}
+		"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 1s --variant "$dv" --out "$d" >/dev/null 2>&1
+		cp "$src/corpus/fuzz/ops_invariants/regressions-variants-$dv.bin" "$d/crashes/crash-one"
+		st=0
+		"$ptfuzz" campaign --resume --fuzzer /bin/true --time 1s --out "$d" >out 2>err || st=$?
+		[ $st -eq 1 ] || fail "campaign $d ($dv) found nothing: $(cat err)"
+		v=$dv check_findings "$d" 1
+	done
+	grep -q "\"signature\": \"$sig6\"" a/findings/index.json b/findings/index.json ||
+		fail "a and b do not share $sig6"
+	st=0
+	"$ptfuzz" triage --merge m a b a2 c >tri.out || st=$?
+	[ $st -eq 1 ] || fail "triage --merge exited $st: $(cat tri.out)"
+	[ "$(ls -d m/*/ | wc -l)" -eq 2 ] || fail "merge made $(ls -d m/*/ | wc -l) findings, expected 2: $(ls m)"
+	f6=m/$(echo "$sig6" | tr / -)
+	for x in crash.bin repro.ptt report.txt report.json found.json; do
+		[ -s "$f6/$x" ] || fail "$f6/$x missing"
+	done
+	python3 - m/index.json "$f6/found.json" "$f6/report.json" "$sig6" <<'PY' || fail "merge index / found.json / report.json: $(cat m/index.json)"
+import json, sys
+idx, found, rep, sig = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), json.load(open(sys.argv[3])), sys.argv[4]
+assert idx["merged"] is True and len(idx["findings"]) == 2
+e = [f for f in idx["findings"] if f["signature"] == sig][0]
+assert e["variants"] == ["lazy-mmu-no-flush-on-leave", "set-ptes-no-barrier"] and e["campaigns"] == 3 and e["crashes"] == 3, e
+assert [x["campaign"] for x in found["found"]] == ["a", "b", "a2"] and all(x["repro_replays"] for x in found["found"]), found
+assert [x["variant"] for x in rep["found"]] == ["lazy-mmu-no-flush-on-leave", "set-ptes-no-barrier", "lazy-mmu-no-flush-on-leave"]
+PY
+	[ "$(grep -c '^found: ' "$f6/report.txt")" -eq 3 ] || fail "$f6/report.txt does not name the three campaigns"
+	# the kept reproducer shows the signature under both variants
+	for dv in lazy-mmu-no-flush-on-leave set-ptes-no-barrier; do
+		st=0
+		"$ptfuzz" replay --variant "$dv" "$f6/repro.ptt" >rep.out || st=$?
+		[ $st -eq 1 ] && grep -q "signature: $sig6\$" rep.out || fail "$f6/repro.ptt does not show $sig6 under $dv"
+	done
+	grep -q '^2 .*I3 .* 1 .*mremap-leaf-only-flush(yes)' tri.out || fail "merge table: $(cat tri.out)"
+	# again: the same directories, nothing left over
+	cp -R m m.before
+	"$ptfuzz" triage --merge m a b a2 c >/dev/null || true
+	diff -r m m.before >/dev/null || fail "a second merge changed the merge"
+	find m -name '.tmp-*' -o -name '.old-*' | grep -q . && fail "temporaries left in m"
+	# bad: not a campaign; an OUT that holds something else
+	one_line_2 triage --merge m2 a not-a-campaign
+	mkdir other && echo x >other/file
+	one_line_2 triage --merge other a
+	one_line_2 triage --merge m --variant default a
 	;;
 multihost)
 	# two hosts' campaigns on this machine: a (the -M main) and b (--host b, all -S); their

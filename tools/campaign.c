@@ -691,6 +691,162 @@ static int unminimized_repro(const char *trace, const char *repro, const struct 
 	return rc;
 }
 
+/* ---- the report of a finding ---- */
+
+/* The value of "key": after the violation object whose "signature" is sig in ptfuzz replay --json's output. */
+static bool violation_field(const char *json, const char *sig, const char *key, char *out, size_t size)
+{
+	char pat[CAMPAIGN_SIG + 20];
+	snprintf(pat, sizeof(pat), "\"signature\": \"%s\"", sig);
+	const char *v = json ? strstr(json, pat) : NULL;
+	return v && campaign_json_field(v, key, out, size);
+}
+
+void finding_summary(const char *sig, const char *what, char *out, size_t size)
+{
+	const char *fn = strrchr(sig, '/');
+	fn = fn ? fn + 1 : sig;
+	size_t fl = strlen(fn);
+	/* "FUNCTION: what", unless what already starts with the function's name */
+	size_t n = !strncmp(what, fn, fl) && what[fl] == ' ' ? 0 : (size_t)snprintf(out, size, "%s: ", fn);
+	/* the sentence without its parenthesised details (asid, since which event) */
+	int depth = 0;
+	for (const char *p = what; *p && n + 1 < size; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && depth)
+			depth--;
+		else if (!depth && !(*p == ' ' && (p[1] == '(' || (n && out[n - 1] == ' '))))
+			out[n++] = *p;
+	}
+	out[n < size ? n : size - 1] = 0;
+}
+
+static void json_text(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+/*
+ * In the finding's directory (cwd-relative names): report.txt and report.json
+ * around what `ptfuzz replay` wrote there (replay.txt, replay.json): the
+ * summary line, the invariant in one sentence, where the finding was made,
+ * the minimal ops, the stale entry and the page it points at; then the
+ * replay's report (its interleaving is drawn one column per CPU).
+ */
+static int finding_report(const char *fdir, const struct campaign_meta *m, const struct finding *f)
+{
+	char path[CAMPAIGN_PATH], what[512] = "", rule[1024] = "", kind[64] = "", stale_desc[160] = "";
+	char summary[600], when[32];
+	snprintf(path, sizeof(path), "%s/replay.json", fdir);
+	char *json = read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/replay.txt", fdir);
+	char *text = read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/repro.ptt", fdir);
+	char *repro = read_file(path, NULL);
+	int rc = -1;
+	if (!json || !text || !repro)
+		goto out;
+	violation_field(json, f->sig, "what", what, sizeof(what));
+	violation_field(json, f->sig, "rule", rule, sizeof(rule));
+	snprintf(kind, sizeof(kind), "%s", f->inv ? pt_inv_kind(f->inv) : "engine-crash");
+	violation_field(json, f->sig, "desc", stale_desc, sizeof(stale_desc));	/* the stale entry's */
+	finding_summary(f->sig, what[0] ? what : f->sig, summary, sizeof(summary));
+	utc(f->first_seen, when, sizeof(when));
+	/* the page a stale entry points at: pg@PA or blk@PA (a table: tbl@PA) */
+	char page[32] = "";
+	const char *at = strchr(stale_desc, '@');
+	bool table = !strncmp(stale_desc, "tbl@", 4);
+	if (at)
+		snprintf(page, sizeof(page), "%.*s", (int)strcspn(at + 1, ","), at + 1);
+
+	snprintf(path, sizeof(path), "%s/report.txt", fdir);
+	FILE *t = fopen(path, "w");
+	if (!t)
+		goto out;
+	fprintf(t, "summary: %s\n", summary);
+	fprintf(t, "invariant: I%u %s: %s\n", f->inv, kind, rule);
+	fprintf(t, "signature: %s\n", f->sig);
+	fprintf(t, "found: %s campaign, variant %s, first seen %s\n", campaign_engine_name(m->engine),
+		m->variant[0] ? m->variant : "default", when);
+	if (stale_desc[0])
+		fprintf(t, "stale entry points at: %s %s (%s)\n", table ? "the page table at" : "the page at", page,
+			stale_desc);
+	fprintf(t, "minimal ops (repro.ptt, %u events%s; ptfuzz replay%s%s repro.ptt):\n", f->ops,
+		f->minimized ? ", 1-minimal" : ", not minimized", m->variant[0] ? " --variant " : "", m->variant);
+	for (char *l = repro; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (!strncmp(l, "cpu", 3))
+			fprintf(t, "  %.*s\n", (int)n, l);
+		l += n + (l[n] ? 1 : 0);
+	}
+	fprintf(t, "\n%s", text);
+	rc = fclose(t) ? -1 : 0;
+
+	snprintf(path, sizeof(path), "%s/report.json", fdir);
+	FILE *j = fopen(path, "w");
+	if (!j || rc) {
+		if (j)
+			fclose(j);
+		rc = -1;
+		goto out;
+	}
+	fputs("{\n\"signature\": ", j);
+	json_text(j, f->sig);
+	fprintf(j, ",\n\"invariant\": \"I%u\",\n\"kind\": ", f->inv);
+	json_text(j, kind);
+	fputs(",\n\"summary\": ", j);
+	json_text(j, summary);
+	fprintf(j, ",\n\"stale_points_at\": \"%s\"", !page[0] ? "none" : table ? "table" : "page");
+	fputs(",\n\"what\": ", j);
+	json_text(j, what);
+	fputs(",\n\"rule\": ", j);
+	json_text(j, rule);
+	fprintf(j, ",\n\"found\": [{\"engine\": \"%s\", \"variant\": ", campaign_engine_name(m->engine));
+	json_text(j, m->variant[0] ? m->variant : "default");
+	fprintf(j, ", \"first_seen_utc\": \"%s\"}],\n\"stale_page\": ", when);
+	if (page[0])
+		json_text(j, page);
+	else
+		fputs("null", j);
+	fprintf(j, ",\n\"minimized\": %s,\n\"ops\": [", f->minimized ? "true" : "false");
+	bool first = true;
+	for (char *l = repro; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (!strncmp(l, "cpu", 3)) {
+			char c = l[n];
+			l[n] = 0;
+			fputs(first ? "\n" : ",\n", j);
+			json_text(j, l);
+			l[n] = c;
+			first = false;
+		}
+		l += n + (l[n] ? 1 : 0);
+	}
+	fprintf(j, "\n],\n\"replay\": %s}\n", json);
+	rc = fclose(j) ? -1 : 0;
+out:
+	free(json);
+	free(text);
+	free(repro);
+	if (!rc) {
+		snprintf(path, sizeof(path), "%s/replay.json", fdir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/replay.txt", fdir);
+		unlink(path);
+	}
+	return rc;
+}
+
 int finding_create(const char *self, const char *dir, const struct campaign_meta *m, struct finding *f,
 		   const uint8_t *data, size_t len, char *why, size_t why_size)
 {
@@ -736,8 +892,12 @@ int finding_create(const char *self, const char *dir, const struct campaign_meta
 			NULL };
 	char *repj[] = { (char *)self, "replay", "--json", "repro.ptt", m->variant[0] ? "--variant" : NULL,
 			 (char *)m->variant, NULL };
-	if (run_command(tmp, rep, "report.txt", env, 120) != 1 || run_command(tmp, repj, "report.json", env, 120) != 1) {
+	if (run_command(tmp, rep, "replay.txt", env, 120) != 1 || run_command(tmp, repj, "replay.json", env, 120) != 1) {
 		snprintf(why, why_size, "ptfuzz replay %s: the reproducer does not show a violation", repro);
+		goto fail;
+	}
+	if (finding_report(tmp, m, f)) {
+		snprintf(why, why_size, "%s/report.txt: cannot write the report", tmp);
 		goto fail;
 	}
 	if (rename(tmp, final)) {

@@ -127,6 +127,9 @@ void triage_crash(const struct campaign_meta *m, const uint8_t *data, size_t len
 int finding_create(const char *self, const char *dir, const struct campaign_meta *m, struct finding *f,
 		   const uint8_t *data, size_t len, char *why, size_t why_size);
 
+/*! finding_summary() : the one-line summary of a finding ("FUNCTION: what, without the details in parentheses"). */
+void finding_summary(const char *sig, const char *what, char *out, size_t size);
+
 /*!
  * run_command() : run argv in cwd (NULL: here) with stdout to out_path (relative to cwd; NULL:
  * /dev/null) and env added; its exit status, or -1 on a timeout or a signal.
