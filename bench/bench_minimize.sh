@@ -6,13 +6,18 @@
 # extra CPUs (tests/minimize/pad.awk), time `ptfuzz minimize` on each, print
 # a markdown table.
 #
-#   bench/bench_minimize.sh [--ops N] [--reps R] [--out DIR] [--afl-tmin] [VARIANT[@CPU]...]
+#   bench/bench_minimize.sh [--ops N] [--reps R] [--out DIR] [--afl-tmin] [--libfuzzer]
+#                           [--lf-runs N] [--lf-timeout S] [VARIANT[@CPU]...]
 #
 # VARIANT@CPU puts the pad ops on that CPU of the reproducer, in its address
 # space (pad.awk mix=CPU): no CPU or address space holds only pad ops, so
 # delta debugging alone has to find the reproducer's events.  --afl-tmin
 # also runs afl-tmin (AFL++) on each padded trace, with the same question
 # (bench/minimize_oracle.c, built with afl-clang-fast in build/afl), once.
+# --libfuzzer runs libFuzzer's -minimize_crash=1 on each padded trace with
+# the same oracle as a libFuzzer target (build/bench-libfuzzer, clang-14,
+# no sanitizer), -runs=N per step (default 5000), stopped after S seconds
+# (default 300; the file it has reached by then is the result).
 # Defaults: 1000 ops, 3 repetitions (the table gives the fastest and the
 # slowest), the variants of bench/RESULTS.md "Minimization".  Traces go to
 # DIR (default build/bench/minimize, never committed).  Exit: 0 every
@@ -27,6 +32,9 @@ REPS=3
 MAX_SECONDS=10
 VARIANTS=()
 AFL_TMIN=0
+LIBFUZZER=0
+LF_RUNS=5000
+LF_TIMEOUT=300
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -34,7 +42,10 @@ while [ $# -gt 0 ]; do
 	--reps) REPS=$2; shift 2 ;;
 	--out) OUT=$2; shift 2 ;;
 	--afl-tmin) AFL_TMIN=1; shift ;;
-	-h | --help) sed -n '3,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--libfuzzer) LIBFUZZER=1; shift ;;
+	--lf-runs) LF_RUNS=$2; shift 2 ;;
+	--lf-timeout) LF_TIMEOUT=$2; shift 2 ;;
+	-h | --help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "bench/bench_minimize.sh: unknown option $1" >&2; exit 2 ;;
 	*) VARIANTS+=("$1"); shift ;;
 	esac
@@ -58,7 +69,16 @@ if [ "$AFL_TMIN" = 1 ]; then
 	AFL_QUIET=1 cmake --build build/afl --target ptfuzz-minimize-oracle >&2
 	ORACLE=build/afl/bench/ptfuzz-minimize-oracle
 fi
+if [ "$LIBFUZZER" = 1 ]; then
+	command -v clang-14 >/dev/null || { echo "bench/bench_minimize.sh: --libfuzzer needs clang-14" >&2; exit 2; }
+	echo "==> building the oracle as a libFuzzer target (build/bench-libfuzzer)" >&2
+	cmake -S . -B build/bench-libfuzzer -G Ninja -DCMAKE_C_COMPILER=clang-14 -DCMAKE_BUILD_TYPE=Release \
+		-DPTFUZZ_FUZZERS=ON -DPTFUZZ_TESTS=OFF >/dev/null
+	cmake --build build/bench-libfuzzer --target ptfuzz-minimize-oracle-fuzz >&2
+	LF_ORACLE=build/bench-libfuzzer/bench/ptfuzz-minimize-oracle-fuzz
+fi
 AFL_ROWS=()
+LF_ROWS=()
 
 # events FILE: FILE's event lines (not the header, not comments)
 events() {
@@ -130,7 +150,32 @@ for arg in "${VARIANTS[@]}"; do
 			"$([ -s "$tmin_out" ] && trace_bytes "$tmin_out" || echo -)" "$(trace_bytes "$min")" \
 			"${execs:--}" "$replays" "$(echo "$t1 - $t0" | bc -l)" "$tmin" "$asame" "$same")")
 	fi
+	if [ "$LIBFUZZER" = 1 ]; then
+		lf_out=${padded%.ptt}.libfuzzer.ptt
+		rm -f "$lf_out"
+		t0=$(date +%s.%N)
+		lst=0
+		PTFUZZ_ORACLE_SIGNATURE=$sig PTFUZZ_ORACLE_VARIANT=$v timeout "$LF_TIMEOUT" "$LF_ORACLE" \
+			-minimize_crash=1 -runs="$LF_RUNS" -seed=1 -exact_artifact_path="$lf_out" "$padded" \
+			>"$lf_out.log" 2>&1 || lst=$?
+		t1=$(date +%s.%N)
+		steps=$(grep -c '^CRASH_MIN: minimizing crash input' "$lf_out.log" || true)
+		ended=done
+		[ "$lst" = 124 ] && ended="stopped at ${LF_TIMEOUT} s"
+		lsame=no
+		[ -s "$lf_out" ] && signatures_of "$v" "$lf_out" | grep -qxF "$sig" && lsame=yes
+		LF_ROWS+=("$(printf '| `%s` | %s | %s / %s | %s / %s | %s | %.1f / %.2f (%s) | %s / %s |' "$v" "$where" \
+			"$([ -s "$lf_out" ] && events "$lf_out" || echo -)" "$outn" \
+			"$([ -s "$lf_out" ] && trace_bytes "$lf_out" || echo -)" "$(trace_bytes "$min")" \
+			"$steps" "$(echo "$t1 - $t0" | bc -l)" "$tmin" "$ended" "$lsame" "$same")")
+	fi
 done
+if [ ${#LF_ROWS[@]} -gt 0 ]; then
+	echo
+	echo "| reproducer (variant) | pad ops on | events: libFuzzer / ours | bytes (comments left out): libFuzzer / ours | libFuzzer steps | time (s): libFuzzer / ours | same signature: libFuzzer / ours |"
+	echo "|---|---|---:|---:|---:|---:|---|"
+	printf '%s\n' "${LF_ROWS[@]}"
+fi
 if [ ${#AFL_ROWS[@]} -gt 0 ]; then
 	echo
 	echo "| reproducer (variant) | pad ops on | events: afl-tmin / ours | bytes (comments left out): afl-tmin / ours | execs: afl-tmin / ours | time (s): afl-tmin / ours | same signature: afl-tmin / ours |"

@@ -10,7 +10,13 @@
  * then not under the default model); exits 0 otherwise, also when FILE does
  * not parse (a byte-level minimizer must not mistake a syntax error for the
  * crash).  bench/bench_minimize.sh --afl-tmin drives it.
+ *
+ * Built with -DORACLE_LIBFUZZER (and -fsanitize=fuzzer) it is the same
+ * question as a libFuzzer target, for `-minimize_crash=1`: the input is the
+ * trace, PTFUZZ_ORACLE_SIGNATURE and PTFUZZ_ORACLE_VARIANT the question
+ * (bench/bench_minimize.sh --libfuzzer).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +24,12 @@
 #include "session.h"
 #include "trace.h"
 
-static bool shows(const char *path, const char *variant, const char *sig)
+/* data[0..size): a trace in memory; NULL: the file at path */
+static bool shows(const char *path, const void *data, size_t size, const char *variant, const char *sig)
 {
 	struct pt_error err;
 	struct pt_event ev;
-	struct pt_reader *r = pt_reader_open(path, &err);
+	struct pt_reader *r = data ? pt_reader_open_mem(data, size, "input", &err) : pt_reader_open(path, &err);
 	bool hit = false;
 	int rc;
 
@@ -49,6 +56,28 @@ static bool shows(const char *path, const char *variant, const char *sig)
 	return hit;
 }
 
+#ifdef ORACLE_LIBFUZZER
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *variant, *sig;
+
+	if (!sig) {
+		sig = getenv("PTFUZZ_ORACLE_SIGNATURE");
+		variant = getenv("PTFUZZ_ORACLE_VARIANT");
+		if (!sig) {
+			fprintf(stderr, "ptfuzz-minimize-oracle-fuzz: set PTFUZZ_ORACLE_SIGNATURE (and PTFUZZ_ORACLE_VARIANT)\n");
+			exit(2);
+		}
+	}
+	if (!size)	/* an empty buffer is an empty reader */
+		return 0;
+	if (shows(NULL, data, size, variant, sig) && !(variant && shows(NULL, data, size, NULL, sig)))
+		abort();
+	return 0;
+}
+#else
 int main(int argc, char **argv)
 {
 	const char *variant = NULL;
@@ -62,7 +91,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: ptfuzz-minimize-oracle [--variant V] SIGNATURE FILE\n");
 		return 2;
 	}
-	if (shows(argv[2], variant, argv[1]) && !(variant && shows(argv[2], NULL, argv[1])))
+	if (shows(argv[2], NULL, 0, variant, argv[1]) && !(variant && shows(argv[2], NULL, 0, NULL, argv[1])))
 		abort();
 	return 0;
 }
+#endif
