@@ -117,6 +117,7 @@ bad_args)
 	[ ! -e c ] || fail "a refused campaign created its directory"
 	one_line_2 campaign --resume --out other
 	one_line_2 campaign --status other
+	one_line_2 campaign --plot other
 	one_line_2 triage other
 	# a campaign of one engine / variant is not resumed as another
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 2s --variant $v --out c >/dev/null 2>&1
@@ -154,6 +155,11 @@ dedup)
 	"$ptfuzz" campaign --status c >st.out || st=$?
 	[ $st -eq 1 ] && grep -q 'finished campaign' st.out && grep -q ' 2 crashes ' st.out ||
 		fail "--status: exit $st, $(cat st.out)"
+	# --plot draws plot.svg again from plot_data: both curves and the axes
+	rm c/plot.svg
+	"$ptfuzz" campaign --plot c >/dev/null || fail "campaign --plot failed"
+	[ "$(grep -c '<polyline' c/plot.svg)" -eq 2 ] && grep -q 'fuzzing time (s)' c/plot.svg ||
+		fail "campaign --plot: $(head -c 300 c/plot.svg)"
 	# a third run re-triages nothing: still one finding of two crashes
 	"$ptfuzz" campaign --resume --fuzzer /bin/true --time 2s --out c >out 2>err
 	grep -q '"count": 2' c/findings/index.json || fail "a resumed campaign counted the crashes again"

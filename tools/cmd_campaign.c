@@ -47,6 +47,7 @@ void help_campaign(FILE *f)
 	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO]\n"
 	      "                       [--seeds DIR] [--dict FILE]\n"
 	      "       ptfuzz campaign --status DIR\n"
+	      "       ptfuzz campaign --plot DIR     (draw DIR/plot.svg again from DIR/plot_data)\n"
 	      "\n"
 	      "Fuzz the mm model (the ops_invariants harness) for T (90s, 30m, 8h, 1d;\n"
 	      "a number is seconds) with N jobs, and triage every crash as it arrives:\n"
@@ -618,64 +619,128 @@ static void plot_point(struct campaign *c)
 	write_atomic(path, c->plot, c->plot_len);
 }
 
-/*
- * plot.svg: coverage and unique findings against fuzzing time, drawn here
- * (no gnuplot needed); afl-plot adds its own pages for AFL++ when gnuplot is
- * installed.
- */
-static void plot_svg(struct campaign *c)
+/* a round step (1, 2 or 5 times a power of ten) that cuts span into about n parts */
+static uint64_t nice_step(uint64_t span, unsigned n)
 {
-	enum { W = 800, H = 360, L = 70, R = 60, T = 30, B = 40 };
-	uint64_t tmax = 1, cmax = 1, fmax = 1;
-	unsigned np = 0;
-	for (char *l = c->plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+	uint64_t raw = span / n ? span / n : 1, p = 1;
+	while (p * 10 <= raw)
+		p *= 10;
+	return raw <= p ? p : raw <= 2 * p ? 2 * p : raw <= 5 * p ? 5 * p : 10 * p;
+}
+
+struct plot_pt {
+	uint64_t t, cov;
+	unsigned f;
+};
+
+/*
+ * DIR/plot.svg from plot_data: coverage (left axis, from the first coverage
+ * the engine reported, not from 0: it starts high on the seeds) and unique
+ * findings (right axis, a step line, a dot where each appears) against
+ * fuzzing time, drawn here (no gnuplot needed).
+ */
+static void plot_draw(const char *dir, const struct campaign_meta *m, const char *plot)
+{
+	enum { W = 800, H = 400, L = 70, R = 60, T = 40, B = 50 };
+	struct plot_pt *pt = NULL;
+	unsigned np = 0, cap_pt = 0;
+	uint64_t tmax = 1, cmin = UINT64_MAX, cmax = 0;
+	unsigned fmax = 1;
+	for (const char *l = plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
 		unsigned long long ut, el, ex, eps, corp, cov;
 		unsigned f;
 		if (*l == '#' || sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
 			continue;
+		if (np == cap_pt) {
+			cap_pt = cap_pt ? 2 * cap_pt : 256;
+			struct plot_pt *q = realloc(pt, cap_pt * sizeof(*pt));
+			if (!q) {
+				free(pt);
+				return;
+			}
+			pt = q;
+		}
+		pt[np++] = (struct plot_pt){ el, cov, f };
 		tmax = el > tmax ? el : tmax;
-		cmax = cov > cmax ? cov : cmax;
+		if (cov) {
+			cmin = cov < cmin ? cov : cmin;
+			cmax = cov > cmax ? cov : cmax;
+		}
 		fmax = f > fmax ? f : fmax;
-		np++;
 	}
-	size_t cap = 4096 + (size_t)np * 64, n = 0;
+	if (cmin == UINT64_MAX)
+		cmin = cmax = 0;
+	uint64_t cstep = nice_step(cmax - cmin ? cmax - cmin : cmax ? cmax : 1, 4);
+	uint64_t clo = cmin / cstep * cstep, chi = (cmax / cstep + 1) * cstep;
+	bool minutes = tmax > 600;
+	uint64_t tstep = minutes ? 60 * nice_step(tmax / 60, 6) : nice_step(tmax, 6);
+	unsigned fstep = (unsigned)nice_step(fmax, 4);
+	unsigned ftop = (fmax + fstep - 1) / fstep * fstep;
+	double pw = W - L - R, ph = H - T - B;
+
+	size_t cap = 8192 + (size_t)np * 40, n = 0;
 	char *svg = malloc(cap);
-	if (!svg)
+	if (!svg) {
+		free(pt);
 		return;
+	}
 #define PUT(...) (n += (size_t)snprintf(svg + n, n < cap ? cap - n : 0, __VA_ARGS__))
+#define X(t) (L + (double)(t) / (double)tmax * pw)
+#define YC(c) ((H - B) - (double)((c) - clo) / (double)(chi - clo) * ph)
+#define YF(f) ((H - B) - (double)(f) / (double)ftop * ph)
 	PUT("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
 	    "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-	PUT("<text x=\"%d\" y=\"18\">ptfuzz campaign: %s, %s x%u</text>\n", L, campaign_engine_name(c->m.engine),
-	    c->m.variant[0] ? c->m.variant : "default model", c->m.jobs);
+	PUT("<text x=\"%d\" y=\"18\">ptfuzz campaign: %s x%u, %s: coverage (blue, left) and unique findings "
+	    "(red, right)</text>\n", L, campaign_engine_name(m->engine), m->jobs,
+	    m->variant[0] ? m->variant : "default model");
 	PUT("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\"/>\n", L, T, W - L - R,
 	    H - T - B);
-	PUT("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fuzzing time (s), 0 .. %llu</text>\n", (W + L - R) / 2,
-	    H - 10, (unsigned long long)tmax);
-	PUT("<text x=\"5\" y=\"%d\" fill=\"#1f77b4\">cov %llu</text>\n", T + 10, (unsigned long long)cmax);
-	PUT("<text x=\"%d\" y=\"%d\" fill=\"#d62728\">findings %llu</text>\n", W - R + 4, T + 10,
-	    (unsigned long long)fmax);
-	for (int pass = 0; pass < 2; pass++) {
-		PUT("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", pass ? "#d62728" : "#1f77b4");
-		for (char *l = c->plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
-			unsigned long long ut, el, ex, eps, corp, cov;
-			unsigned f;
-			if (*l == '#' ||
-			    sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
-				continue;
-			double x = L + (double)el / (double)tmax * (W - L - R);
-			double y = pass ? (H - B) - (double)f / (double)fmax * (H - T - B)
-					: (H - B) - (double)cov / (double)cmax * (H - T - B);
-			PUT("%.1f,%.1f ", x, y);
-		}
-		PUT("\"/>\n");
+	/* axes: time below, coverage left, findings right; a light grid on the coverage ticks */
+	for (uint64_t t = 0; t <= tmax; t += tstep) {
+		PUT("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\"/>", X(t), H - B, X(t), H - B + 5);
+		PUT("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>\n", X(t), H - B + 18,
+		    (unsigned long long)(minutes ? t / 60 : t));
 	}
+	PUT("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fuzzing time (%s), %llu s in all</text>\n",
+	    (W + L - R) / 2, H - 10, minutes ? "min" : "s", (unsigned long long)tmax);
+	for (uint64_t cv = clo; cv <= chi; cv += cstep) {
+		PUT("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>", L, YC(cv), W - R, YC(cv));
+		PUT("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#1f77b4\">%llu</text>\n", L - 4, YC(cv) + 4,
+		    (unsigned long long)cv);
+	}
+	for (unsigned f = 0; f <= ftop; f += fstep)
+		PUT("<text x=\"%d\" y=\"%.1f\" fill=\"#d62728\">%u</text>\n", W - R + 6, YF(f) + 4, f);
+	PUT("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");
+	for (unsigned i = 0; i < np; i++)
+		if (pt[i].cov)
+			PUT("%.1f,%.1f ", X(pt[i].t), YC(pt[i].cov));
+	PUT("\"/>\n<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"");
+	for (unsigned i = 0; i < np; i++) {
+		if (i)
+			PUT("%.1f,%.1f ", X(pt[i].t), YF(pt[i - 1].f));
+		PUT("%.1f,%.1f ", X(pt[i].t), YF(pt[i].f));
+	}
+	PUT("\"/>\n");
+	for (unsigned i = 0; i < np; i++)
+		if (pt[i].f > (i ? pt[i - 1].f : 0))
+			PUT("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"/>\n", X(pt[i].t), YF(pt[i].f));
 	PUT("</svg>\n");
+#undef YF
+#undef YC
+#undef X
 #undef PUT
 	char path[CAMPAIGN_PATH];
-	snprintf(path, sizeof(path), "%s/plot.svg", c->dir);
+	snprintf(path, sizeof(path), "%s/plot.svg", dir);
 	if (n < cap)
 		write_atomic(path, svg, n);
 	free(svg);
+	free(pt);
+}
+
+/* plot.svg, and afl-plot's pages for AFL++ when gnuplot is installed */
+static void plot_svg(struct campaign *c)
+{
+	plot_draw(c->dir, &c->m, c->plot);
 	if (c->m.engine == ENGINE_AFL) {
 		char gp[CAMPAIGN_PATH], out[CAMPAIGN_PATH], in[CAMPAIGN_PATH], fin[CAMPAIGN_PATH];
 		if (!find_in_path("gnuplot", gp, sizeof(gp)) || !find_in_path("afl-plot", gp, sizeof(gp)))
@@ -882,6 +947,28 @@ static void reap_orphans(const char *dir, const struct campaign_meta *m)
 
 /* ---- --status ---- */
 
+/* --plot DIR: draw DIR/plot.svg again from DIR/plot_data (after a change to the drawing, say) */
+static int campaign_plot(const char *dir)
+{
+	struct campaign_meta m;
+	char why[512], path[CAMPAIGN_PATH];
+	if (campaign_meta_read(dir, &m, why, sizeof(why))) {
+		fprintf(stderr, "ptfuzz campaign: %s is not a campaign directory (%s)\n", dir, why);
+		return EXIT_BAD;
+	}
+	snprintf(path, sizeof(path), "%s/plot_data", dir);
+	char *plot = read_file(path, NULL);
+	if (!plot) {
+		fprintf(stderr, "ptfuzz campaign: %s: %s\n", path, strerror(errno));
+		return EXIT_BAD;
+	}
+	plot_draw(dir, &m, plot);
+	free(plot);
+	printf("%s/plot.svg\n", dir);
+	cli_check_stdout();
+	return EXIT_CLEAN;
+}
+
 static int campaign_status(const char *dir)
 {
 	struct campaign_meta m;
@@ -955,7 +1042,7 @@ static int bad(const char *fmt, const char *a, const char *b)
 int cmd_campaign(int argc, char **argv)
 {
 	enum { O_ENGINE = 256, O_JOBS, O_TIME, O_OUT, O_VARIANT, O_CONTRACTS, O_RESUME, O_STATUS, O_FUZZER,
-	       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST };
+	       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST, O_PLOT };
 	static const struct option longopts[] = {
 		{ "engine", required_argument, NULL, O_ENGINE }, { "jobs", required_argument, NULL, O_JOBS },
 		{ "time", required_argument, NULL, O_TIME },	 { "out", required_argument, NULL, O_OUT },
@@ -964,11 +1051,13 @@ int cmd_campaign(int argc, char **argv)
 		{ "fuzzer", required_argument, NULL, O_FUZZER }, { "mutator", required_argument, NULL, O_MUTATOR },
 		{ "seeds", required_argument, NULL, O_SEEDS },	 { "dict", required_argument, NULL, O_DICT },
 		{ "until", required_argument, NULL, O_UNTIL },	 { "host", required_argument, NULL, O_HOST },
+		{ "plot", required_argument, NULL, O_PLOT },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct campaign c;
 	const char *engine = NULL, *variant = NULL, *status_dir = NULL, *fuzzer = NULL, *mutator = NULL;
+	const char *plot_dir = NULL;
 	const char *seeds = NULL, *dict = NULL, *host = NULL;
 	bool resume = false, contracts = false, have_jobs = false, have_time = false;
 	unsigned jobs = 1;
@@ -1016,6 +1105,9 @@ int cmd_campaign(int argc, char **argv)
 		case O_RESUME:
 			resume = true;
 			break;
+		case O_PLOT:
+			plot_dir = optarg;
+			break;
 		case O_STATUS:
 			status_dir = optarg;
 			break;
@@ -1053,6 +1145,8 @@ int cmd_campaign(int argc, char **argv)
 		return cli_usage_error("campaign", "unexpected argument '%s'", argv[optind]);
 	if (status_dir)
 		return campaign_status(status_dir);
+	if (plot_dir)
+		return campaign_plot(plot_dir);
 	if (!c.dir)
 		return cli_usage_error("campaign", "--out DIR is required");
 	if (engine && strcmp(engine, "afl") && strcmp(engine, "libfuzzer"))
