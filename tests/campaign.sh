@@ -324,7 +324,7 @@ multihost)
 	cp -R a/sync/main a/sync/s1 b/sync/
 	cp -R b/sync/b-s0 a/sync/
 	st=0
-	"$ptfuzz" campaign --resume --time 15s --out b >out 2>err || st=$?
+	"$ptfuzz" campaign --resume --time 6s --out b >out 2>err || st=$?
 	[ $st -eq 1 ] || fail "host b did not triage host a's crash (exit $st): $(cat out) $(tail -3 err)"
 	check_findings b 1
 	ls b/findings/ | grep -q '^I3-' || fail "host b has no I3 finding: $(ls b/findings)"
