@@ -14,7 +14,9 @@
  *  3. the schedule: each sched's steps= lowered (1, half, one less);
  *  4. arguments: lengths shrunk toward 4K / 64K / 2M / 1G, addresses aligned
  *     down to 1G / 2M / 64K / 4K (never to 0), flag bits dropped, folio order
- *     and node to 0 (prot= stays: a write-only mapping is no simpler to read);
+ *     and node to 0, optional keys left out (a len= of one page where that
+ *     is the default; prot= and asid= stay: a write-only mapping is no
+ *     simpler to read, asid 0 is another address space);
  *  5. the CPUs: renumbered 0.. in order, and the header's cpus= lowered to
  *     those used.
  * Rounds repeat until one changes nothing, so the result is 1-minimal:
@@ -394,6 +396,22 @@ static void simplifications(const struct pt_event *ev, bool schedule, struct sim
 	bool ops = pt_kind_schema(ev->kind) && pt_kind_schema(ev->kind)->ops_level;
 	/* arch events are what a CPU did: only their flags are the trace author's choice */
 	if (ops) {
+		/*
+		 * an optional key left out (0 is every field's default, and the writer omits it):
+		 * the shortest text first.  Not an address (never 0), not prot= (see above), not
+		 * asid= (asid 0 is another address space: one left out here and kept on a
+		 * thread reads as two), not flags= (bit by bit below); a length only once it is
+		 * a page (touch's default).
+		 */
+		for (const struct pt_key *k = pt_kind_schema(ev->kind)->keys; k->name; k++) {
+			enum pt_field f = k->field;
+			if (k->req != PT_KEY_OPT || f == PT_F_VA || f == PT_F_VA2 || f == PT_F_PA || f == PT_F_PROT ||
+			    f == PT_F_ASID || f == PT_F_FLAGS)
+				continue;
+			if ((f == PT_F_LEN || f == PT_F_LEN2) && pt_event_get(ev, f) != SZ_4K)
+				continue;
+			add(s, ev, f, 0);
+		}
 		if (has_key(ev, PT_F_LEN))
 			shrink_len(s, ev, PT_F_LEN);
 		if (has_key(ev, PT_F_LEN2))
