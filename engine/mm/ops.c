@@ -5,6 +5,7 @@
  * (I11), and is checked against the reference semantics by its handler.
  */
 #include "mm_internal.h"
+#include "ptdebug.h"
 
 #define MM_MAX_OP_PAGES (1ull << 18)	/* 1 GiB of 4K pages: the most work the step bound allows for */
 #define MM_STEPS_PER_PAGE 8		/* loop steps a routine may take per page (each is a few at most) */
@@ -64,7 +65,10 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	if (ev->kind == PT_EV_HUGETLB && ev->va >= PT_KERNEL_VA_BASE)
 		b.asid = 0;
 	mm_emit(mm, t, &b);
+	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s va=%#llx len=%#llx", t->cpu, t->tid, pt_kind_name(ev->kind),
+	       (unsigned long long)ev->va, (unsigned long long)ev->len);
 	int rc = d->fn(mm, t, ev);
+	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s -> %d", t->cpu, t->tid, pt_kind_name(ev->kind), rc);
 	struct pt_event e = { .kind = PT_EV_END, .len = (uint64_t)rc };
 	mm_emit(mm, t, &e);
 	mm_site(mm, t, NULL);

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "machine.h"
 #include "mm.h"
+#include "ptdebug.h"
 
 struct pt_session {
 	struct pt_machine *m;
@@ -50,6 +51,7 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	s->c = pt_checker_new(m);
 	struct mm_sink sink = { model_emit, s };
 	s->mm = mm_model_new(m, s->c, &sink);
+	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
 }
 
@@ -231,6 +233,8 @@ unsigned pt_session_finish(struct pt_session *s)
 		}
 	}
 	s->finished = true;
+	pt_dbg(PT_DBG_TRACE, "session: finished, %u violations, state %#llx", pt_checker_count(s->c),
+	       (unsigned long long)pt_session_hash(s));
 	return pt_checker_count(s->c) - before;
 }
 
