@@ -760,6 +760,8 @@ void mm_model_reset(struct mm_model *mm)
 	for (unsigned o = 0; o <= 18; o++)
 		mm->nfree[o] = 0;
 	memset(mm->variant, 0, sizeof(mm->variant));
+	memset(&mm->res, 0, sizeof(mm->res));
+	mm->res_ev = NULL;
 	hmap_reset(&mm->deposit, LOG2_DEPOSIT);
 	mm->fixmap_pte = 0;
 	model_init(mm);

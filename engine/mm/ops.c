@@ -4,6 +4,8 @@
  * bracketed by begin/end (the checkers' completion points), has a step bound
  * (I11), and is checked against the reference semantics by its handler.
  */
+#include <string.h>
+
 #include "mm_internal.h"
 #include "ptdebug.h"
 
@@ -69,6 +71,10 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	       (unsigned long long)ev->va, (unsigned long long)ev->len);
 	int rc = d->fn(mm, t, ev);
 	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s -> %d", t->cpu, t->tid, pt_kind_name(ev->kind), rc);
+	if (ev == mm->res_ev) {
+		mm->res.ran = true;
+		mm->res.rc = rc;
+	}
 	struct pt_event e = { .kind = PT_EV_END, .len = (uint64_t)rc };
 	mm_emit(mm, t, &e);
 	mm_site(mm, t, NULL);
@@ -115,7 +121,7 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 	return run_desc(mm, t, ev, d);
 }
 
-int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+static int mm_model_op_run(struct mm_model *mm, const struct pt_event *ev)
 {
 	struct mm_thread *t = mm_thread_of(mm, ev);
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
@@ -126,4 +132,18 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 	if (t->scheduled && !t->implicit)
 		return mm_queue_op(mm, t, ev);
 	return mm_run_direct(mm, t, ev);
+}
+
+int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+{
+	memset(&mm->res, 0, sizeof(mm->res));
+	mm->res_ev = ev;
+	int rc = mm_model_op_run(mm, ev);
+	mm->res_ev = NULL;
+	return rc;
+}
+
+const struct mm_op_result *mm_model_op_result(const struct mm_model *mm)
+{
+	return &mm->res;
 }

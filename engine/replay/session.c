@@ -244,6 +244,7 @@ const struct pt_violation *pt_session_violation(const struct pt_session *s, unsi
 	return pt_checker_get(s->c, i);
 }
 const struct pt_counters *pt_session_counters(const struct pt_session *s) { return &s->k; }
+const struct mm_op_result *pt_session_op_result(const struct pt_session *s) { return mm_model_op_result(s->mm); }
 uint64_t pt_session_hash(const struct pt_session *s)
 {
 	return pt_machine_hash(s->m) ^ (mm_model_hash(s->mm) * 0x9e3779b97f4a7c15ull);
