@@ -351,8 +351,8 @@ static void violation_counts(const struct pt_session *s, char *buf, size_t size)
 
 void help_replay(FILE *f)
 {
-	fputs("usage: ptfuzz replay [--json] [--quiet] [--strict] [--kernel PROFILE] [--variant NAME]...\n"
-	      "                     [--record OUT] FILE...\n"
+	fputs("usage: ptfuzz replay [--json] [--quiet] [--strict] [--kernel PROFILE]\n"
+	      "                     [--variant NAME]... [--record OUT] FILE...\n"
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
 	      "bytes; - reads standard input) against the arm64 machine model and report\n"
@@ -386,7 +386,9 @@ void help_replay(FILE *f)
 	      "                events and those the mm model produced for its ops-level\n"
 	      "                events) to OUT (.zst: binary); it replays to the same\n"
 	      "                arch-level verdict; ops-level verdicts (I9, I10) are\n"
-	      "                kept in it as comments.  One FILE only.\n"
+	      "                kept in it as comments, so are the model's op results\n"
+	      "                (# model result: mmap = 0x...) beside the trace's kernel\n"
+	      "                evidence.  One FILE only.\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "Kernel evidence (`kernel` events an importer put after the ops of a real\n"
