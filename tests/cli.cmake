@@ -36,3 +36,9 @@ foreach(case IN LISTS PTFUZZ_CLI_CASES)
             ${CMAKE_CURRENT_SOURCE_DIR}/cli/data ${CMAKE_CURRENT_BINARY_DIR}/cli/${case} ${case})
   set_tests_properties(cli.${case} PROPERTIES LABELS cli TIMEOUT 120)
 endforeach()
+
+# cmake --install: the command, ptfuzz(1) generated from --help, the dictionaries.
+add_test(NAME cli.install
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install.sh ${CMAKE_BINARY_DIR} $<TARGET_FILE:ptfuzz>
+          ${CMAKE_CURRENT_BINARY_DIR}/cli/install)
+set_tests_properties(cli.install PROPERTIES LABELS cli TIMEOUT 120)

@@ -25,3 +25,8 @@ add_executable(test_session_reset ${CMAKE_CURRENT_SOURCE_DIR}/test_session_reset
 target_link_libraries(test_session_reset PRIVATE ptreplay pttrace PkgConfig::CMOCKA)
 add_test(NAME session_reset_is_fresh
          COMMAND test_session_reset ${PROJECT_SOURCE_DIR}/corpus ${PROJECT_SOURCE_DIR}/traces/examples)
+
+# pt_dbg(): levels kept up to PTFUZZ_DEBUG, nothing in a default build.
+add_executable(test_debug ${CMAKE_CURRENT_SOURCE_DIR}/test_debug.c ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_off.c)
+target_link_libraries(test_debug PRIVATE ptarch PkgConfig::CMOCKA)
+add_test(NAME engine_debug COMMAND test_debug)

@@ -440,6 +440,38 @@ static void test_moved_grow_is_kept_as_asked(void **state)
 	free(t);
 }
 
+/* Mappings made before the trace (`ptfuzz mapped`): held by the model, never touched; the
+ * model then fails to grow into them as the kernel did, and follows the kernel's address. */
+static void test_mapped_before_the_trace(void **state)
+{
+	(void)state;
+	const char *txt =
+		"  w-9 [000] 1.0: tracing_mark_write: ptfuzz mapped 0x10420000-0x10424000 [vdso]\n"
+		"  w-9 [000] 1.1: tracing_mark_write: ptfuzz mapped 0xffffffffff600000 0xffffffffff601000 [vsyscall]\n"
+		"  w-9 [000] 1.2: sys_mmap(addr: 0, len: 10000, prot: 3, flags: 22, fd: ffffffffffffffff, off: 0)\n"
+		"  w-9 [000] 1.3: sys_mmap -> 0x10400000\n"
+		"  w-9 [000] 1.4: tracing_mark_write: ptfuzz mapped 0x10400000 0x10401000\n"
+		"  w-9 [000] 1.5: sys_mprotect(start: 10420000, len: 1000, prot: 1)\n"
+		"  w-9 [000] 1.6: sys_mprotect -> 0x0\n";
+	char *t = import(txt);
+	char *ev = ops_of(t);
+	assert_string_equal(ev, "cpu0 mmap va=0x10420000 len=16K asid=1\n"
+				"cpu0 mmap va=0x10400000 len=64K prot=rw asid=1\n");
+	assert_non_null(strstr(t, "# line 1: mapped before the trace: [vdso] 0x10420000-0x10424000 (held by the model, "
+				  "never touched)"));
+	assert_non_null(strstr(t, "[vsyscall] 0xffffffffff600000-0xffffffffff601000: skipped: beyond the user "
+				  "address space"));
+	assert_non_null(strstr(t, "(anonymous) 0x10400000-0x10401000: skipped: a traced mmap mapped part of it"));
+	/* not a traced mapping: calls on it stay comments */
+	assert_non_null(strstr(t, "mprotect(start=0x10420000, len=0x1000, prot=0x1) = 0x0: skipped"));
+	free(ev);
+	free(t);
+	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz mapped 1000\n", "bad.trace:1:", "the end of");
+	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz mapped 2000 1000\n", "bad.trace:1:",
+			    "not a page-aligned range");
+	assert_import_error("  w-1 [000] 1.0: tracing_mark_write: ptfuzz mapped x\n", "bad.trace:1:52:", "the start of");
+}
+
 /* Each op's result, and the kprobe evidence inside and outside calls. */
 static void test_kernel_evidence(void **state)
 {
@@ -653,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_shipped_captures_import_and_replay_clean),
 		cmocka_unit_test(test_moved_grow_is_kept_as_asked),
 		cmocka_unit_test(test_kernel_evidence),
+		cmocka_unit_test(test_mapped_before_the_trace),
 		cmocka_unit_test(test_captured_sample),
 		cmocka_unit_test(test_empty_input),
 		cmocka_unit_test(test_malformed_input_names_file_line_col),

@@ -89,6 +89,50 @@ demo_traces() {
 	shopt -u nullglob
 }
 
+# For each real-kernel trace shipped in traces/examples/: its ops, the verdict, the
+# divergences from the kernel's evidence (traces/examples/FINDINGS.md explains them),
+# the kernel profile the model ran as, and what it cost (page-table writes, TLBIs,
+# DSBs: the trace's own and those the mm model made for its ops).
+demo_table() {
+	local ptfuzz=$1 f rows=()
+	shopt -s nullglob
+	for f in "$ROOT"/traces/examples/*.ptt "$ROOT"/traces/examples/*.ptt.zst; do
+		rows+=("$f")
+	done
+	shopt -u nullglob
+	[ ${#rows[@]} -gt 0 ] || return 0
+	printf '\n==> the shipped real-kernel traces (traces/examples/)\n'
+	for f in "${rows[@]}"; do
+		"$ptfuzz" replay --json --quiet "$f" >"$ROOT/build/demo-replay.json" || true
+		"$ptfuzz" stats --json "$f" >"$ROOT/build/demo-stats.json" || true
+		python3 - "${f#"$ROOT"/}" "$ROOT/build/demo-replay.json" "$ROOT/build/demo-stats.json" <<'PY'
+import json, sys
+name, rj, sj = sys.argv[1:4]
+try:
+    r = json.load(open(rj))["files"][0]
+    c = json.load(open(sj))["files"][0]["counters"]
+except (OSError, ValueError, KeyError, IndexError):
+    print("    %s: could not be replayed" % name)
+    sys.exit(0)
+nops = len(r["ops"])
+ndiv = len(r["divergences"])
+print("    %s" % name)
+ops = ("%d ops (ops level, run by the mm model)" % nops if nops else
+       "%d operations (instruction level, begin/end)" % c["by_kind"].get("begin", 0))
+print("      %s, %d violation%s, %s, kernel profile %s%s" % (
+    ops, len(r["violations"]),
+    "" if len(r["violations"]) == 1 else "s",
+    ("%d divergence%s from %d kernel evidence events%s" % (ndiv, "" if ndiv == 1 else "s", r["evidence"],
+     " (traces/examples/FINDINGS.md)" if ndiv else "")) if r["evidence"] else "no kernel evidence",
+    r["profile"], "" if r["populated"] else "; WARNING: nothing populated"))
+print("      %d events, %d page-table writes, %d TLBIs, %d DSBs, %d tables allocated" % (
+    r["events"], c["pt_writes"], sum(c["tlbi_by_op"].values()), sum(c["dsb_by_domain"].values()),
+    c["tables_allocated"]))
+PY
+	done
+	rm -f "$ROOT/build/demo-replay.json" "$ROOT/build/demo-stats.json"
+}
+
 cmd_demo() {
 	cmd_deps
 	cd "$ROOT"
@@ -114,6 +158,7 @@ cmd_demo() {
 		esac
 		if [ $st -gt $worst ]; then worst=$st; fi
 	done
+	demo_table "$ptfuzz"
 	cat <<EOF
 
 ==> demo: ${#traces[@]} trace(s) replayed: $clean clean, $viol with violations, $bad bad input/usage

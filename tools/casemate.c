@@ -794,6 +794,7 @@ static int frame_range(struct cm_conv *x, const struct cm_ev *e, uint64_t *first
 {
 	uint64_t a = e->num[F_A], sz = e->num[F_B];
 
+	*first = *last = 0;	/* defined on every return, not only on success */
 	if (!sz)
 		return 1;
 	if (sz > CM_MAX_INIT || a + sz < a || a + sz > CM_VA_LIMIT)

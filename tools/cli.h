@@ -102,6 +102,73 @@ struct vctx {
 	char *line[CTX_MAX];		/* pt_event_format_text() */
 };
 
+struct json;
+/*
+ * replay_fidelity.c: the model compared with a captured kernel's evidence (`kernel`
+ * events after the ops they describe): one record per ops-level event, the
+ * evidence attached to it, and the divergences found at the end of the trace.
+ */
+enum fid_what { FID_RESULT = 0, FID_ERRNO, FID_ADDRESS, FID_MOVE_PAGE_TABLES, FID_MOVED, FID_MOVE_HUGE_PMD,
+		FID_SPLIT_HUGE_PMD, FID_WHAT_COUNT };
+
+struct fid_op {
+	struct pt_event ev;		/* the op (text NULL) */
+	uint64_t index;			/* its trace event index */
+	bool ran;			/* its model result is known (not queued for a scheduled thread) */
+	int rc;				/* the model's errno, 0 = done */
+	uint64_t addr;			/* mmap / mremap: the model's returned address */
+	uint64_t pt_writes;		/* page-table stores the model made for it */
+	uint32_t mcalls[PT_KEV_COUNT];
+	uint64_t mpt_old, mpt_new, mpt_len, mpt_ret;
+	/* the kernel's evidence */
+	bool has_result;
+	uint64_t kret;			/* ret= of `kernel result` (two's complement errno if negative) */
+	uint32_t kcalls[PT_KEV_COUNT];
+	uint64_t kmpt_old, kmpt_new, kmpt_len, kmpt_ret;
+	bool kmpt_ret_seen;
+};
+
+struct fid_div {
+	size_t op;			/* index into fidelity.ops */
+	enum fid_what what;
+	char text[320];			/* "the kernel returned 0x..., the model 0x..." */
+};
+
+struct fidelity {
+	struct fid_op *ops;
+	size_t nops, capops;
+	uint64_t evidence;		/* `kernel` events */
+	uint64_t unattached;		/* of which followed no op of their address space */
+	uint64_t with_evidence;		/* ops with evidence attached */
+	bool kind_seen[PT_KEV_COUNT];	/* the capture recorded this kind (its probe was on) */
+	struct fid_div *div;
+	size_t ndiv, capdiv;
+	uint64_t count[FID_WHAT_COUNT];
+	uint64_t ops_pt_writes;		/* page-table stores the model made for all the ops */
+	uint64_t trace_pt_writes;	/* every page-table store the machine ran */
+	bool judged;
+};
+
+/*! fid_op_done() : record ev (an ops-level event just run by s) and what the model did. */
+void fid_op_done(struct fidelity *f, const struct pt_session *s, const struct pt_event *ev, uint64_t index,
+		 uint64_t pt_writes);
+/*! fid_evidence() : a `kernel` event: attach it to the last op of its address space. */
+void fid_evidence(struct fidelity *f, const struct pt_event *ev);
+/*! fid_judge() : compare every op with its evidence (end of trace); total_pt_writes: the machine's. */
+void fid_judge(struct fidelity *f, uint64_t total_pt_writes);
+/*! fid_populated_nothing() : the trace's ops ran, and no page-table entry was ever written. */
+bool fid_populated_nothing(const struct fidelity *f);
+const char *fid_what_name(enum fid_what w);
+/*! fid_errno_name() : "ENOMEM" for 12, "E?" for unknown */
+const char *fid_errno_name(int e);
+void fid_free(struct fidelity *f);
+/*! cli_kernel_arg() : check --kernel NAME (a profile or "auto"); a usage error (2) if unknown, 0 ok. */
+int cli_kernel_arg(const char *cmd, const char *name);
+void fid_text(FILE *out, const char *name, const struct fidelity *f, bool list);
+void fid_json(struct json *j, const struct fidelity *f);
+/*! fid_ops_json() : the per-op results, as a JSON array. */
+void fid_ops_json(struct json *j, const struct fidelity *f);
+
 struct replay_run {
 	const char *path;		/* as given; "-" = stdin */
 	const char *name;		/* as shown */
@@ -109,6 +176,8 @@ struct replay_run {
 	bool progress;			/* progress on stderr (a terminal) */
 	const char *record;		/* --record OUT: write the arch-level events run, or NULL */
 	const char *const *variants;	/* --variant NAMEs (validated), NULL-terminated, or NULL */
+	const char *kernel;		/* --kernel PROFILE, "auto" (from the header), or NULL: the default model */
+	bool fidelity;			/* compare the model with the trace's kernel evidence */
 	struct pt_writer *rec;
 	bool rec_failed;
 	struct pt_error rec_err;
@@ -120,6 +189,9 @@ struct replay_run {
 	struct vctx *ctx;		/* [pt_session_nviolations()] when context */
 	struct vctx *actx;		/* the arch-level interleaving, when the mm model produced events */
 	unsigned nctx, ctx_cap;
+	unsigned profile;		/* the kernel profile the model ran as (mm.h) */
+	char release[16];		/* the header's kernel MAJOR.MINOR, "" if none */
+	struct fidelity fid;		/* when fidelity */
 };
 
 /*!

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "mm.h"
 
 /*
  * The last RING events, so that a report can show the trace leading to the
@@ -181,6 +182,31 @@ static void record_model_verdicts(struct replay_run *run, unsigned before)
 	}
 }
 
+/* an ops-level event the mm model runs as an operation (not a thread or schedule directive) */
+static bool is_op(const struct pt_event *ev)
+{
+	const struct pt_kind_schema *k = pt_kind_schema(ev->kind);
+	return k && k->ops_level && ev->kind != PT_EV_KERNEL && ev->kind != PT_EV_THREAD && ev->kind != PT_EV_SCHED;
+}
+
+/* --record keeps each op's return value: the model's, as a comment after the op's arch events */
+static void record_result(struct replay_run *run, const struct pt_event *ev)
+{
+	const struct mm_op_result *r = pt_session_op_result(run->s);
+	char text[200];
+	if (!r->ran)
+		snprintf(text, sizeof(text), "model result: %s: queued (its thread is scheduled)", pt_kind_name(ev->kind));
+	else if (r->rc)
+		snprintf(text, sizeof(text), "model result: %s = -%s", pt_kind_name(ev->kind), fid_errno_name(r->rc));
+	else if (ev->kind == PT_EV_MMAP || ev->kind == PT_EV_MREMAP)
+		snprintf(text, sizeof(text), "model result: %s = 0x%" PRIx64, pt_kind_name(ev->kind), r->addr);
+	else
+		snprintf(text, sizeof(text), "model result: %s = 0", pt_kind_name(ev->kind));
+	struct pt_event c = { .kind = PT_EV_COMMENT, .text = text };
+	if (!run->rec_failed && pt_writer_put(run->rec, &c, &run->rec_err) < 0)
+		run->rec_failed = true;
+}
+
 void replay_file(struct replay_run *run)
 {
 	struct pt_reader *r;
@@ -196,6 +222,18 @@ void replay_file(struct replay_run *run)
 		return;
 	}
 	run->s = pt_session_new(pt_reader_header(r));
+	run->profile = 0;
+	run->release[0] = '\0';
+	if (run->kernel) {
+		/* the kernel's profile: --kernel NAME (checked at parse time), or from the header */
+		int p = mm_profile_lookup(run->kernel);
+		unsigned from_header = mm_profile_for_kernel(pt_reader_header(r)->kernel, run->release,
+							     sizeof(run->release));
+		run->profile = p >= 0 ? (unsigned)p : from_header;
+	}
+	const char *const *pv = mm_profile_info(run->profile)->variants;
+	for (unsigned i = 0; run->s && pv[i]; i++)
+		pt_session_set_variant(run->s, pv[i]);
 	for (unsigned i = 0; run->s && run->variants && run->variants[i]; i++)
 		pt_session_set_variant(run->s, run->variants[i]);	/* names were checked at parse time */
 	if (!run->s) {
@@ -224,9 +262,23 @@ void replay_file(struct replay_run *run)
 		if (run->context)
 			ring_put(run->events, &ev);
 		unsigned before = pt_session_nviolations(run->s);
+		uint64_t pt_writes = pt_session_counters(run->s)->pt_writes;
 		unsigned found = pt_session_event(run->s, &ev);
 		if (found && run->rec)
 			record_model_verdicts(run, before);
+		if (is_op(&ev)) {
+			if (run->fidelity)
+				fid_op_done(&run->fid, run->s, &ev, run->events,
+					    pt_session_counters(run->s)->pt_writes - pt_writes);
+			if (run->rec)
+				record_result(run, &ev);
+		} else if (ev.kind == PT_EV_KERNEL) {
+			if (run->fidelity)
+				fid_evidence(&run->fid, &ev);
+			/* the kernel's evidence stays beside the model's results */
+			if (run->rec && !run->rec_failed && pt_writer_put(run->rec, &ev, &run->rec_err) < 0)
+				run->rec_failed = true;
+		}
 		run->events++;
 		if (found && run->context)
 			capture_new(run);
@@ -244,6 +296,8 @@ void replay_file(struct replay_run *run)
 	}
 	if (shown)
 		fputs("\r\033[K", stderr);
+	if (run->fidelity)
+		fid_judge(&run->fid, pt_session_counters(run->s)->pt_writes);
 	cli_reader_close(r);
 	if (run->rec) {
 		/* a failed replay or write leaves no half-written recording */
@@ -271,6 +325,7 @@ void replay_run_free(struct replay_run *run)
 	if (run->s)
 		pt_session_free(run->s);
 	run->s = NULL;
+	fid_free(&run->fid);
 }
 
 /* "I4 x1, I2 x3" into buf, ids ascending */
@@ -296,7 +351,8 @@ static void violation_counts(const struct pt_session *s, char *buf, size_t size)
 
 void help_replay(FILE *f)
 {
-	fputs("usage: ptfuzz replay [--json] [--quiet] [--variant NAME]... [--record OUT] FILE...\n"
+	fputs("usage: ptfuzz replay [--json] [--quiet] [--strict] [--kernel PROFILE]\n"
+	      "                     [--variant NAME]... [--record OUT] FILE...\n"
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
 	      "bytes; - reads standard input) against the arm64 machine model and report\n"
@@ -312,25 +368,45 @@ void help_replay(FILE *f)
 	      "  --json        one JSON document for the whole run on standard output:\n"
 	      "                {\"files\": [{\"file\", \"events\", \"state\", \"error\",\n"
 	      "                \"violations\": [{\"id\", \"kind\", \"signature\", \"event\", \"cpu\",\n"
-	      "                \"va\", \"pa\", \"old\", \"new\", \"what\", \"rule\", \"stale\"}]}],\n"
-	      "                \"violations\": total}\n"
+	      "                \"va\", \"pa\", \"old\", \"new\", \"what\", \"rule\", \"stale\"}],\n"
+	      "                \"profile\", \"release\", \"populated\", \"warnings\": [text],\n"
+	      "                \"evidence\", \"divergences\": [{\"what\", \"event\", \"op\", \"text\"}],\n"
+	      "                \"ops\": [{\"event\", \"op\", \"cpu\", \"asid\", \"va\", \"len\", \"ran\",\n"
+	      "                \"error\", \"addr\", \"pt_writes\", \"kernel\": {\"ret\", \"calls\"}}]}],\n"
+	      "                \"violations\": total, \"divergences\": total}\n"
 	      "  -q, --quiet   summary lines only: no reports, no progress\n"
+	      "  --strict      divergences from the kernel's evidence fail the run (exit 1)\n"
+	      "  --kernel PROFILE  run the mm model's routines as of that kernel: 6.1 or\n"
+	      "                default (the newest); auto (the default) takes it from the\n"
+	      "                header's kernel release (kernel=\"... 6.1.192-3\": 6.1 up to\n"
+	      "                6.6; 6.7 on, or none: default)\n"
 	      "  --variant NAME  run the mm model as a bug variant or baseline (ptfuzz\n"
-	      "                variants lists them); may be repeated\n"
+	      "                variants lists them); may be repeated, on top of the profile\n"
 	      "  --record OUT  write the arch-level trace that ran (the trace's arch\n"
 	      "                events and those the mm model produced for its ops-level\n"
 	      "                events) to OUT (.zst: binary); it replays to the same\n"
 	      "                arch-level verdict; ops-level verdicts (I9, I10) are\n"
-	      "                kept in it as comments.  One FILE only.\n"
+	      "                kept in it as comments, so are the model's op results\n"
+	      "                (# model result: mmap = 0x...) beside the trace's kernel\n"
+	      "                evidence.  One FILE only.\n"
 	      "  -h, --help    this help\n"
+	      "\n"
+	      "Kernel evidence (`kernel` events an importer put after the ops of a real\n"
+	      "kernel's capture: results, kprobe calls) is compared with what the model\n"
+	      "did, and each disagreement is a divergence (result, errno, address,\n"
+	      "move_page_tables, moved, move_huge_pmd, __split_huge_pmd), reported\n"
+	      "after the summary line:\n"
+	      "  FILE: kernel evidence: E events for N of M ops, D divergences (result x1)\n"
+	      "A trace whose ops wrote no page-table entry gets a warning line: its\n"
+	      "clean verdict proves nothing.\n"
 	      "\n"
 	      "A read error stops that file: the violations found before it are\n"
 	      "reported, the error (file and byte offset or line) goes to standard\n"
 	      "error, and the next file is replayed.  Progress goes to standard error\n"
 	      "when it is a terminal.\n"
 	      "\n"
-	      "exit status: 0 no violation, 1 violations found, 2 bad input or usage\n"
-	      "(2 wins over 1).\n",
+	      "exit status: 0 no violation, 1 violations found (or, with --strict,\n"
+	      "divergences), 2 bad input or usage (2 wins over 1).\n",
 	      f);
 }
 
@@ -353,6 +429,10 @@ static void file_text(const struct replay_run *run, bool quiet)
 	if (!run->s)
 		return;
 	replay_summary(run);
+	if (run->profile)
+		printf("%s: the mm model ran as kernel profile %s (%s)\n", run->name, mm_profile_info(run->profile)->name,
+		       run->kernel && strcmp(run->kernel, "auto") ? "--kernel" : "the header's kernel release");
+	fid_text(stdout, run->name, &run->fid, !quiet);
 	if (quiet)
 		return;
 	for (unsigned i = 0; i < pt_session_nviolations(run->s); i++) {
@@ -389,6 +469,13 @@ static void file_json(struct json *j, const struct replay_run *run)
 		report_json(j, pt_session_violation(run->s, i), i < run->nctx ? &run->ctx[i] : NULL,
 			    i < run->nctx ? &run->actx[i] : NULL);
 	json_array_end(j);
+	json_key(j, "profile");
+	json_string(j, mm_profile_info(run->profile)->name);
+	json_key(j, "release");
+	json_string(j, run->release[0] ? run->release : NULL);
+	fid_json(j, &run->fid);
+	json_key(j, "ops");
+	fid_ops_json(j, &run->fid);
 	json_object_end(j);
 }
 
@@ -399,11 +486,14 @@ int cmd_replay(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "record", required_argument, NULL, 'r' },
 		{ "variant", required_argument, NULL, 'v' },
+		{ "kernel", required_argument, NULL, 'k' },
+		{ "strict", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool as_json = false, quiet = false;
-	const char *record = NULL;
+	bool as_json = false, quiet = false, strict = false;
+	const char *record = NULL, *kernel = "auto";
+	uint64_t total_div = 0;
 	const char *variants[MAX_VARIANTS + 1] = { NULL };
 	unsigned nvariants = 0;
 	uint64_t total = 0;
@@ -415,6 +505,12 @@ int cmd_replay(int argc, char **argv)
 		case 'j': as_json = true; break;
 		case 'q': quiet = true; break;
 		case 'r': record = optarg; break;
+		case 's': strict = true; break;
+		case 'k':
+			if (cli_kernel_arg("replay", optarg))
+				return EXIT_BAD;
+			kernel = optarg;
+			break;
 		case 'v':
 			if (cli_variant_arg("replay", variants, &nvariants, optarg))
 				return EXIT_BAD;
@@ -441,6 +537,8 @@ int cmd_replay(int argc, char **argv)
 			.progress = !quiet && isatty(STDERR_FILENO),
 			.record = record,
 			.variants = variants,
+			.kernel = kernel,
+			.fidelity = true,
 		};
 
 		replay_file(&run);
@@ -459,6 +557,9 @@ int cmd_replay(int argc, char **argv)
 			total += pt_session_nviolations(run.s);
 			status = exit_merge(status, EXIT_VIOLATION);
 		}
+		total_div += run.fid.ndiv;
+		if (strict && run.fid.ndiv)
+			status = exit_merge(status, EXIT_VIOLATION);
 		if (run.failed)
 			status = EXIT_BAD;
 		replay_run_free(&run);
@@ -467,6 +568,8 @@ int cmd_replay(int argc, char **argv)
 		json_array_end(&j);
 		json_key(&j, "violations");
 		json_u64(&j, total);
+		json_key(&j, "divergences");
+		json_u64(&j, total_div);
 		json_object_end(&j);
 		json_end(&j);
 	}

@@ -12,7 +12,7 @@
 
 void help_stats(FILE *f)
 {
-	fputs("usage: ptfuzz stats [--json] [--variant NAME]... FILE...\n"
+	fputs("usage: ptfuzz stats [--json] [--kernel PROFILE] [--variant NAME]... FILE...\n"
 	      "\n"
 	      "Replay traces (- reads standard input) and print what they cost: events\n"
 	      "by kind, TLBIs by operation, DSBs by domain, DMBs, ISBs, page-table\n"
@@ -24,6 +24,8 @@ void help_stats(FILE *f)
 	      "                \"error\", \"violations\", \"counters\": {...}}], \"total\": {...}};\n"
 	      "                the counters list every kind, TLBI op and DSB domain,\n"
 	      "                zero or not\n"
+	      "  --kernel PROFILE  the mm model as of that kernel (6.1, default, or auto:\n"
+	      "                from the header's kernel release; see ptfuzz replay --help)\n"
 	      "  --variant NAME  run the mm model as a variant (ptfuzz variants)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
@@ -238,6 +240,7 @@ int cmd_stats(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "variant", required_argument, NULL, 'v' },
+		{ "kernel", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -246,12 +249,18 @@ int cmd_stats(int argc, char **argv)
 	struct pt_counters total;
 	unsigned nread = 0;
 	bool as_json = false;
+	const char *kernel = "auto";
 	int status = EXIT_CLEAN, c;
 	struct json j;
 
 	while ((c = cli_getopt("stats", argc, argv, "h", longopts)) != -1) {
 		switch (c) {
 		case 'j': as_json = true; break;
+		case 'k':
+			if (cli_kernel_arg("stats", optarg))
+				return EXIT_BAD;
+			kernel = optarg;
+			break;
 		case 'v':
 			if (cli_variant_arg("stats", variants, &nvariants, optarg))
 				return EXIT_BAD;
@@ -271,7 +280,8 @@ int cmd_stats(int argc, char **argv)
 		json_array_begin(&j);
 	}
 	for (int i = optind; i < argc; i++) {
-		struct replay_run run = { .path = argv[i], .progress = isatty(STDERR_FILENO), .variants = variants };
+		struct replay_run run = { .path = argv[i], .progress = isatty(STDERR_FILENO), .variants = variants,
+					  .kernel = kernel };
 
 		replay_file(&run);
 		if (as_json) {

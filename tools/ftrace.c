@@ -996,6 +996,45 @@ static int on_marker(struct ft *x, const char *t, uint32_t pid, uint32_t key, un
 			x->thp = starts(v, "always");
 		return comment(x, "line %u: transparent hugepages: %s", x->line, skip_sp(m + 4));
 	}
+	if (starts(m, "mapped ")) {
+		uint64_t s, e;
+		const char *p = skip_sp(m + 7);
+		if (!hex(p, &s, &end))
+			return errat(x, p, "expected the start of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
+		p = skip_sp(end);
+		if (*p == '-')
+			p = skip_sp(p + 1);	/* /proc/self/maps' START-END */
+		if (!hex(p, &e, &end))
+			return errat(x, p, "expected the end of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
+		if (e <= s || (s | e) & (FT_PAGE - 1))
+			return errat(x, p, "`ptfuzz mapped`: [0x%llx, 0x%llx) is not a page-aligned range",
+				     (unsigned long long)s, (unsigned long long)e);
+		const char *name = skip_sp(end);
+		uint16_t asid;
+		if (asid_of(x, key, &asid))
+			return -1;
+		if (e > FT_TASK_SIZE) {
+			x->info.skipped++;
+			return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: beyond the "
+				       "user address space", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
+				       (unsigned long long)e);
+		}
+		if (rs_overlaps(space(x, asid), s, e)) {
+			x->info.skipped++;
+			return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: a traced mmap "
+				       "mapped part of it", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
+				       (unsigned long long)e);
+		}
+		if (place(x, pid, cpu) ||
+		    comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx (held by the model, never touched)",
+			    x->line, *name ? name : "(anonymous)", (unsigned long long)s, (unsigned long long)e))
+			return -1;
+		struct pt_event ev = { .kind = PT_EV_MMAP, .cpu = (uint16_t)cpu, .asid = asid, .va = s, .len = e - s };
+		if (put(x, &ev))
+			return -1;
+		x->info.ops++;
+		return 0;
+	}
 	if (starts(m, "touch ")) {
 		uint64_t va, len, s, e;
 		const char *p = skip_sp(m + 6);

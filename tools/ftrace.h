@@ -16,6 +16,14 @@
  *  - trace_marker lines (`tracing_mark_write: TEXT`, trace-cmd `print: ...`)
  *    that start with `ptfuzz `:
  *      ptfuzz touch VA LEN [w|r]   the workload is about to touch [VA, VA+LEN)
+ *      ptfuzz mapped START END [NAME]
+ *                                  a mapping that existed before the trace
+ *                                  (a line of the workload's /proc/self/maps:
+ *                                  its image, [vvar], [vdso], [stack]): an
+ *                                  `mmap prot=none` the model holds and never
+ *                                  touches, so that the space it takes is
+ *                                  taken in the model too; later calls on it
+ *                                  stay comments (not a traced mapping)
  *      ptfuzz thp: always|madvise|never
  *                                  /sys/kernel/mm/transparent_hugepage/enabled:
  *                                  `always` gives the following mmaps order=9

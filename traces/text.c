@@ -611,7 +611,7 @@ static int parse_event(struct pt_text_rd *t, const char *s, size_t n, size_t i, 
 		       struct pt_error *err)
 {
 	char buf[64], list[400];
-	struct tok w;
+	struct tok w = { 0, 0 };	/* a line of blanks only leaves it empty: "expected cpuN" */
 
 	/* cpuN */
 	next_word(s, n, &i, &w);

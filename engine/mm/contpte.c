@@ -210,7 +210,7 @@ bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
 static void __contpte_try_fold(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 			       uint64_t ptep, uint64_t pte)
 {
-	if (!mm_is_user(s))
+	if (!mm_is_user(s) || mm_variant(mm, MMV_USER_PRE_CONTPTE))
 		return;
 	/* the block must be covered by one folio: CONT promises one translation for 64K */
 	uint64_t pa0 = ALIGN_DOWN(desc_pa(pte), CONT_PTE_SIZE);
@@ -247,7 +247,7 @@ void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 		      uint64_t pte, unsigned nr)
 {
 	/* set_ptes() with nr > 1 starts from none entries: nothing to unfold first */
-	if (!mm_is_user(s)) {
+	if (!mm_is_user(s) || mm_variant(mm, MMV_USER_PRE_CONTPTE)) {
 		__set_ptes(mm, t, ptep, pte, nr);
 		return;
 	}

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mm_internal.h"
+#include "ptdebug.h"
 
 static const char RULE_CONTRACT[] =
 	"A caller broke an API contract that the kernel only WARNs about (e.g. vunmap of a sub-range of a "
@@ -47,6 +48,9 @@ static unsigned sched_on(unsigned kind)
 static void emit_now(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
 {
 	ev->cpu = (uint16_t)t->cpu;
+	pt_dbg(PT_DBG_ENTRY, "cpu%u tid=%u %s%s%s va=%#llx pa=%#llx", t->cpu, t->tid,
+	       pt_kind_name(ev->kind), *pt_op_name(ev->kind, ev->op) ? " " : "",
+	       pt_op_name(ev->kind, ev->op), (unsigned long long)ev->va, (unsigned long long)ev->pa);
 	mm->sink.emit(mm->sink.ctx, ev);
 }
 
@@ -225,6 +229,8 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t)
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site)
 {
 	const char *prev = t->site;
+	if (site && site != prev)
+		pt_dbg(PT_DBG_LEVEL, "cpu%u tid=%u %s", t->cpu, t->tid, site);
 	t->site = site;
 	pt_checker_set_site(mm->c, site);
 	return prev;
@@ -754,6 +760,8 @@ void mm_model_reset(struct mm_model *mm)
 	for (unsigned o = 0; o <= 18; o++)
 		mm->nfree[o] = 0;
 	memset(mm->variant, 0, sizeof(mm->variant));
+	memset(&mm->res, 0, sizeof(mm->res));
+	mm->res_ev = NULL;
 	hmap_reset(&mm->deposit, LOG2_DEPOSIT);
 	mm->fixmap_pte = 0;
 	model_init(mm);

@@ -40,6 +40,8 @@ int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *
 		mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	}
 	ref_check(mm, t, s, start, start + len, "mmap");
+	if (ev == mm->res_ev)
+		mm->res.addr = start;
 	return 0;
 }
 
@@ -147,7 +149,7 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 		}
 	}
 	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
-	uint64_t cont = order == 4 ? PT_DESC_CONT : 0;
+	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;
 	for (uint64_t i = 0; i < nr; i++) {
 		mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
 		ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));

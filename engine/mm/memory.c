@@ -336,6 +336,7 @@ void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_s
 			   uint64_t pmdp)
 {
 	const char *prev = mm_site(mm, t, "__split_huge_pmd_locked");
+	mm_kernel_call(mm, PT_KEV_SPLIT_HUGE_PMD);
 	uint64_t haddr = ALIGN_DOWN(addr, PMD_SIZE);
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
 	if (pgtable == HMAP_EMPTY) {

@@ -38,6 +38,23 @@ void mm_model_reset(struct mm_model *mm);
  */
 int mm_model_op(struct mm_model *mm, const struct pt_event *ev);
 
+/*
+ * What the last mm_model_op() did, for comparing the model with a captured kernel's
+ * evidence (`ptfuzz replay` on a trace with `kernel` events).  calls[] counts the
+ * kernel functions of enum pt_kernel_ev that the model's routines ran meanwhile:
+ * move_page_tables, move_huge_pmd, __split_huge_pmd (a split it made) so far.
+ */
+struct mm_op_result {
+	bool ran;			/* the op ran at once (false: queued for a scheduled thread) */
+	int rc;				/* 0, or the errno the model's routine returned */
+	uint64_t addr;			/* mmap, mremap: the address the call returned */
+	uint32_t calls[PT_KEV_COUNT];
+	uint64_t mpt_old, mpt_new, mpt_len;	/* the first move_page_tables() call's arguments */
+	uint64_t mpt_ret;		/* and what it returned (bytes moved) */
+};
+/*! mm_model_op_result() : the result record of the last mm_model_op(). */
+const struct mm_op_result *mm_model_op_result(const struct mm_model *mm);
+
 /*!
  * mm_model_migrate() : `migrate tid=T to=M` of a model thread: switch it out of its CPU
  * (__switch_to) and move it.  @return : false if T is not a model thread (an arch event).
@@ -60,6 +77,27 @@ const struct mm_variant_info *mm_variant_info(unsigned id);	/* id 0 is the defau
 int mm_variant_lookup(const char *name);
 /*! mm_model_set_variant() : switch the variant's decision point on (before the first event). */
 void mm_model_set_variant(struct mm_model *mm, unsigned id);
+
+/*
+ * Kernel-version profiles (variants.c): the model's routines as of an older kernel, as a
+ * set of the baselines above (each the logic before one change).  Profile 0 is the
+ * default (the newest logic); a trace's header names its kernel, replay picks the profile.
+ */
+struct mm_profile_info {
+	const char *name;		/* "6.1" */
+	const char *desc;		/* one line: which kernels it stands for */
+	const char *const *variants;	/* baseline names, NULL-terminated */
+};
+unsigned mm_profile_count(void);
+const struct mm_profile_info *mm_profile_info(unsigned id);
+/*! mm_profile_lookup() : the id of a profile name, -1 if unknown. */
+int mm_profile_lookup(const char *name);
+/*!
+ * mm_profile_for_kernel() : the profile for a trace header's kernel string (e.g. "Debian
+ * linux-image-6.1.0-57-arm64-unsigned 6.1.192-3"): its first MAJOR.MINOR decides; the
+ * default when there is none.  release (size bytes) gets "MAJOR.MINOR", "" if none.
+ */
+unsigned mm_profile_for_kernel(const char *kernel, char *release, unsigned size);
 
 /*! mm_model_hash() : hash of the model's own state (VMAs, reference maps, allocator). */
 uint64_t mm_model_hash(const struct mm_model *mm);

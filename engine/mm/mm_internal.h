@@ -79,7 +79,7 @@ enum mm_variant_id {
 	MMV_PGTABLE_NO_ZERO_DSB, MMV_PGTABLE_FIXMAP_NO_FLUSH, MMV_CONTPTE_NO_UNFOLD,
 	/* baselines: correct but costlier pre-patch logic */
 	MMV_VMALLOC_PRE_CONTPTE, MMV_VMALLOC_NO_LAZY_MMU, MMV_PGTABLE_FIXMAP_TWICE, MMV_MREMAP_NO_MOVE_PMD,
-	MMV_MPROTECT_NO_BATCH,
+	MMV_MPROTECT_NO_BATCH, MMV_USER_PRE_CONTPTE, MMV_MREMAP_NO_REALIGN, MMV_UNMAPPED_AREA_NO_THP_ALIGN,
 	MMV_COUNT
 };
 
@@ -202,6 +202,9 @@ struct mm_model {
 	struct hmap deposit;		/* pmd entry pa -> deposited PTE table of a THP (pgtable_trans_huge_deposit) */
 	/* linear map / fixmap state (seed 003) */
 	uint64_t fixmap_pte;		/* the fixmap PTE table */
+	/* the result of the ops-level event mm_model_op() runs (mm_model_op_result()) */
+	struct mm_op_result res;
+	const struct pt_event *res_ev;	/* that event, while it runs */
 };
 
 /* ---- primitives (scheduling points) ---- */
@@ -248,6 +251,8 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t);
 /*! mm_site() : set the routine name used in signatures; returns the previous one. */
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site);
 static inline bool mm_variant(const struct mm_model *mm, enum mm_variant_id v) { return mm->variant[v]; }
+/* a call of the kernel function `kev` names (enum pt_kernel_ev), for mm_model_op_result() */
+static inline void mm_kernel_call(struct mm_model *mm, unsigned kev) { mm->res.calls[kev]++; }
 /* I9 (a contract the kernel WARNs about) and I10 (semantics) reports from the model */
 void mm_warn(struct mm_model *mm, struct mm_thread *t, const char *tag, uint64_t va, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));

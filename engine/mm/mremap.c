@@ -355,6 +355,7 @@ static bool move_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct paget
 	struct mm_space *s = pmc->s;
 	bool res = false;
 
+	mm_kernel_call(mm, PT_KEV_MOVE_HUGE_PMD);
 	/* a table may be there already (racing collapse): not a WARN, the caller splits */
 	if (!pte_none(mm_read(mm, t, new_pmdp)))
 		return false;
@@ -524,7 +525,15 @@ static uint64_t move_page_tables(struct mm_model *mm, struct mm_thread *t, struc
 	if (!pmc->len_in)
 		return 0;
 	const char *prev = mm_site(mm, t, "move_page_tables");
-	try_realign_addr(pmc, PMD_MASK);
+	bool first = !mm->res.calls[PT_KEV_MOVE_PAGE_TABLES];
+	mm_kernel_call(mm, PT_KEV_MOVE_PAGE_TABLES);
+	if (first) {
+		mm->res.mpt_old = pmc->old_addr;
+		mm->res.mpt_new = pmc->new_addr;
+		mm->res.mpt_len = pmc->len_in;
+	}
+	if (!mm_variant(mm, MMV_MREMAP_NO_REALIGN))
+		try_realign_addr(pmc, PMD_MASK);
 
 	for (; pmc->old_addr < pmc->old_end; pmc->old_addr += extent, pmc->new_addr += extent) {
 		if (!mm_step(mm, t))
@@ -568,6 +577,8 @@ again:
 		}
 	}
 	mm_site(mm, t, prev);
+	if (first)
+		mm->res.mpt_ret = pmc_progress(pmc);
 	return pmc_progress(pmc);
 }
 
@@ -644,11 +655,11 @@ static int remap_is_valid(const struct vma_remap_struct *vrm, const struct mm_vm
  * modulo PMD_SIZE (thp_get_unmapped_area() aligns by the pgoff, which for an
  * anonymous VMA is its original address).
  */
-static uint64_t get_unmapped_area(const struct vma_remap_struct *vrm)
+static uint64_t get_unmapped_area(const struct mm_model *mm, const struct vma_remap_struct *vrm)
 {
 	struct mm_space *s = vrm->s;
 	uint64_t len = vrm->new_len, hint = vrm->new_addr;
-	bool thp = IS_ALIGNED(len, PMD_SIZE);
+	bool thp = IS_ALIGNED(len, PMD_SIZE) && !mm_variant(mm, MMV_UNMAPPED_AREA_NO_THP_ALIGN);
 	uint64_t pad = thp ? PMD_SIZE : 0;
 
 	if (hint && IS_ALIGNED(hint, PAGE_SIZE) && hint <= TASK_SIZE - len && hint >= MMAP_MIN_ADDR &&
@@ -769,7 +780,7 @@ static int mremap_to(struct mm_model *mm, struct mm_thread *t, struct vma_remap_
 	if (err)
 		return err;
 	if (!(vrm->flags & PT_MREMAP_FIXED)) {
-		vrm->new_addr = get_unmapped_area(vrm);
+		vrm->new_addr = get_unmapped_area(mm, vrm);
 		if (!vrm->new_addr)
 			return ENOMEM;
 	}
@@ -794,7 +805,7 @@ static int expand_vma(struct mm_model *mm, struct mm_thread *t, struct vma_remap
 	}
 	if (!(vrm->flags & PT_MREMAP_MAYMOVE))
 		return ENOMEM;
-	vrm->new_addr = get_unmapped_area(vrm);
+	vrm->new_addr = get_unmapped_area(mm, vrm);
 	if (!vrm->new_addr)
 		return ENOMEM;
 	return move_vma(mm, t, vrm);
@@ -861,6 +872,8 @@ unlock:
 	else if (!err && vrm.new_len > vrm.orig_old_len)
 		ref_check(mm, t, s, vrm.addr + vrm.orig_old_len, vrm.addr + vrm.new_len, "mremap");
 out:
+	if (!err && ev == mm->res_ev)
+		mm->res.addr = vrm.moved ? vrm.new_addr : vrm.addr;
 	mm_site(mm, t, prev);
 	return err;
 }

@@ -4,7 +4,10 @@
  * bracketed by begin/end (the checkers' completion points), has a step bound
  * (I11), and is checked against the reference semantics by its handler.
  */
+#include <string.h>
+
 #include "mm_internal.h"
+#include "ptdebug.h"
 
 #define MM_MAX_OP_PAGES (1ull << 18)	/* 1 GiB of 4K pages: the most work the step bound allows for */
 #define MM_STEPS_PER_PAGE 8		/* loop steps a routine may take per page (each is a few at most) */
@@ -64,7 +67,14 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	if (ev->kind == PT_EV_HUGETLB && ev->va >= PT_KERNEL_VA_BASE)
 		b.asid = 0;
 	mm_emit(mm, t, &b);
+	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s va=%#llx len=%#llx", t->cpu, t->tid, pt_kind_name(ev->kind),
+	       (unsigned long long)ev->va, (unsigned long long)ev->len);
 	int rc = d->fn(mm, t, ev);
+	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s -> %d", t->cpu, t->tid, pt_kind_name(ev->kind), rc);
+	if (ev == mm->res_ev) {
+		mm->res.ran = true;
+		mm->res.rc = rc;
+	}
 	struct pt_event e = { .kind = PT_EV_END, .len = (uint64_t)rc };
 	mm_emit(mm, t, &e);
 	mm_site(mm, t, NULL);
@@ -111,7 +121,7 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 	return run_desc(mm, t, ev, d);
 }
 
-int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+static int mm_model_op_run(struct mm_model *mm, const struct pt_event *ev)
 {
 	struct mm_thread *t = mm_thread_of(mm, ev);
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
@@ -122,4 +132,18 @@ int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 	if (t->scheduled && !t->implicit)
 		return mm_queue_op(mm, t, ev);
 	return mm_run_direct(mm, t, ev);
+}
+
+int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
+{
+	memset(&mm->res, 0, sizeof(mm->res));
+	mm->res_ev = ev;
+	int rc = mm_model_op_run(mm, ev);
+	mm->res_ev = NULL;
+	return rc;
+}
+
+const struct mm_op_result *mm_model_op_result(const struct mm_model *mm)
+{
+	return &mm->res;
 }

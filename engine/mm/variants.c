@@ -4,6 +4,7 @@
  * Each variant switches one decision point of one routine (grep for its
  * MMV_ name); the default model is the patched logic.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "mm_internal.h"
@@ -72,6 +73,16 @@ static const struct mm_variant_info variants[MMV_COUNT] = {
 		"mremap moves PTE by PTE (no MOVE_PMD / MOVE_PUD)", "004", "-" },
 	[MMV_MPROTECT_NO_BATCH] = { "mprotect-no-batch", true,
 		"change_pte_range visits PTEs one by one (no folio batches)", "001", "-" },
+	[MMV_USER_PRE_CONTPTE] = { "user-pre-contpte", true,
+		"user mappings without contpte: set_ptes() and faults write no CONT bit, nothing folds",
+		"arch/arm64/mm/contpte.c (Ryan Roberts, 2024; not in 6.1)", "-" },
+	[MMV_MREMAP_NO_REALIGN] = { "mremap-no-realign", true,
+		"move_page_tables() starts where it is asked (before try_realign_addr())",
+		"mm/mremap.c try_realign_addr() (Joel Fernandes, 2023; not in 6.1)", "-" },
+	[MMV_UNMAPPED_AREA_NO_THP_ALIGN] = { "unmapped-area-no-thp-align", true,
+		"get_unmapped_area() places a PMD-multiple anonymous mapping in the highest gap, not "
+		"PMD-congruent (before THP-aligned anonymous mappings)",
+		"mm/mmap.c thp_get_unmapped_area() for anonymous memory (Rik van Riel, 2023; not in 6.1)", "-" },
 };
 
 unsigned mm_variant_count(void)
@@ -96,4 +107,80 @@ void mm_model_set_variant(struct mm_model *mm, unsigned id)
 {
 	if (id > MMV_NONE && id < MMV_COUNT)
 		mm->variant[id] = true;
+}
+
+/* ---- kernel-version profiles ---- */
+
+static const char *const profile_6_1[] = {
+	"user-pre-contpte", "mremap-no-realign", "unmapped-area-no-thp-align", "mprotect-no-batch",
+	"vmalloc-pre-contpte", "vmalloc-no-lazy-mmu", "pgtable-fixmap-twice", NULL,
+};
+static const char *const profile_default[] = { NULL };
+
+/* by the kernel releases they stand for, oldest last: mm_profile_for_kernel() takes the
+ * first whose `from` the release reaches */
+static const struct {
+	struct mm_profile_info info;
+	unsigned from;			/* MAJOR * 1000 + MINOR */
+} profiles[] = {
+	{ { "default", "the newest logic the model has (7.x, every seed patch in; "
+		       "kernels from 6.7 get it too, though some of it came later)", profile_default }, 6007 },
+	{ { "6.1", "6.1 up to 6.6: no user contpte, no try_realign_addr(), no THP-aligned anonymous "
+		   "placement, no mprotect folio batches, no vmalloc contpte or lazy-MMU batching",
+	    profile_6_1 }, 0 },
+};
+#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+unsigned mm_profile_count(void)
+{
+	return NPROFILES;
+}
+
+const struct mm_profile_info *mm_profile_info(unsigned id)
+{
+	return id < NPROFILES ? &profiles[id].info : NULL;
+}
+
+int mm_profile_lookup(const char *name)
+{
+	for (unsigned i = 0; i < NPROFILES; i++)
+		if (!strcmp(profiles[i].info.name, name))
+			return (int)i;
+	return -1;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+unsigned mm_profile_for_kernel(const char *kernel, char *release, unsigned size)
+{
+	if (size)
+		release[0] = '\0';
+	for (const char *p = kernel; p && *p; p++) {
+		/* MAJOR.MINOR, not inside a longer word or number (a "deb12" or "1:7.2+dfsg") */
+		if (!is_digit(*p) || (p > kernel && (is_digit(p[-1]) || p[-1] == '.' || p[-1] == ':' ||
+						      ((p[-1] | 0x20) >= 'a' && (p[-1] | 0x20) <= 'z' &&
+						       p[-1] != 'v'))))
+			continue;
+		const char *q = p;
+		unsigned major = 0, minor = 0;
+		while (is_digit(*q) && major < 100)
+			major = major * 10 + (unsigned)(*q++ - '0');
+		if (*q != '.' || !is_digit(q[1]) || major < 2 || major >= 100)
+			continue;
+		q++;
+		while (is_digit(*q) && minor < 1000)
+			minor = minor * 10 + (unsigned)(*q++ - '0');
+		if (minor >= 1000)
+			continue;
+		if (size)
+			snprintf(release, size, "%u.%u", major, minor);
+		for (unsigned i = 0; i < NPROFILES; i++)
+			if (major * 1000 + minor >= profiles[i].from)
+				return i;
+		return 0;
+	}
+	return 0;
 }

@@ -9,6 +9,7 @@
 #include "check.h"
 #include "machine.h"
 #include "mm.h"
+#include "ptdebug.h"
 
 struct pt_session {
 	struct pt_machine *m;
@@ -50,6 +51,7 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	s->c = pt_checker_new(m);
 	struct mm_sink sink = { model_emit, s };
 	s->mm = mm_model_new(m, s->c, &sink);
+	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
 }
 
@@ -231,6 +233,8 @@ unsigned pt_session_finish(struct pt_session *s)
 		}
 	}
 	s->finished = true;
+	pt_dbg(PT_DBG_TRACE, "session: finished, %u violations, state %#llx", pt_checker_count(s->c),
+	       (unsigned long long)pt_session_hash(s));
 	return pt_checker_count(s->c) - before;
 }
 
@@ -240,6 +244,7 @@ const struct pt_violation *pt_session_violation(const struct pt_session *s, unsi
 	return pt_checker_get(s->c, i);
 }
 const struct pt_counters *pt_session_counters(const struct pt_session *s) { return &s->k; }
+const struct mm_op_result *pt_session_op_result(const struct pt_session *s) { return mm_model_op_result(s->mm); }
 uint64_t pt_session_hash(const struct pt_session *s)
 {
 	return pt_machine_hash(s->m) ^ (mm_model_hash(s->mm) * 0x9e3779b97f4a7c15ull);

@@ -68,6 +68,12 @@ const struct pt_counters *pt_session_counters(const struct pt_session *s);
  * the mm model) is also passed to fn, in order: `replay --record`.
  */
 void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct pt_event *ev), void *ctx);
+struct mm_op_result;
+/*!
+ * pt_session_op_result() : what the mm model did for the last ops-level event
+ * (engine/mm/mm.h: ran at once or not, errno, returned address, kernel functions called).
+ */
+const struct mm_op_result *pt_session_op_result(const struct pt_session *s);
 /*! pt_session_hash() : a hash of the whole machine state (page tables, caches, locks); deterministic. */
 uint64_t pt_session_hash(const struct pt_session *s);
 

@@ -4,7 +4,11 @@
  * kernel under QEMU: mremap / mprotect / munmap / madvise sequences after
  * tools/testing/selftests/mm/mremap_test.c and mprotect loops over THP and
  * 4K pages, each bracketed by `BEGIN name` / `END name` trace markers, every
- * touch announced by a `ptfuzz touch VA LEN w` marker (ftrace.h).
+ * touch announced by a `ptfuzz touch VA LEN w` marker (ftrace.h), and the
+ * mappings that exist before the first traced call (its image, heap, [vvar],
+ * [vdso], [stack]) announced by `ptfuzz mapped START END NAME` markers, so that
+ * the model holds the space they take (a grow in place that the kernel could
+ * not make, the model cannot either).
  *
  * It turns tracing on for itself only (set_event_pid, tracing_on) so that
  * neither libc start-up nor the init script shows up in the trace.  Build:
@@ -149,6 +153,15 @@ int main(int argc, char **argv)
 	}
 	if (thp)
 		fclose(thp);
+	FILE *maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(buf, sizeof(buf), maps)) {
+		unsigned long s, e;
+		char name[256] = "";
+		if (sscanf(buf, "%lx-%lx %*s %*s %*s %*s %255[^\n]", &s, &e, name) >= 2)
+			marker("ptfuzz mapped 0x%lx 0x%lx %s", s, e, name);
+	}
+	if (maps)
+		fclose(maps);
 
 	/* ---- mremap moves (mremap_test.c test cases) ---- */
 	move_case("mremap 8K PTE->PTE", 8 * KB, PAGE, 0, PAGE, 0, 0);
