@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,20 @@ const char *campaign_engine_name(enum campaign_engine e)
 }
 
 /* ---- files ---- */
+
+void campaign_path(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= size) {
+		fprintf(stderr, "ptfuzz: a path under the campaign directory is too long (at most %zu bytes): %.80s...\n",
+			size - 1, buf);
+		exit(2);
+	}
+}
 
 int write_atomic(const char *path, const void *data, size_t len)
 {
@@ -114,7 +129,7 @@ static void remove_tree(const char *path)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		campaign_path(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		remove_tree(sub);
 	}
 	closedir(d);
@@ -132,7 +147,7 @@ static void clean_dir(const char *path)
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, ".tmp-", 5))
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		campaign_path(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		remove_tree(sub);
 	}
 	closedir(d);
@@ -151,7 +166,7 @@ void campaign_clean_temps(const char *dir)
 		char sub[CAMPAIGN_PATH];
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		campaign_path(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		clean_dir(sub);
 	}
 	if (d)
@@ -862,9 +877,9 @@ int finding_create(const char *self, const char *dir, const struct campaign_meta
 		snprintf(why, why_size, "%s: %s", tmp, strerror(errno));
 		return -1;
 	}
-	snprintf(crash, sizeof(crash), "%s/crash.bin", tmp);
-	snprintf(trace, sizeof(trace), "%s/crash.ptt", tmp);
-	snprintf(repro, sizeof(repro), "%s/repro.ptt", tmp);
+	campaign_path(crash, sizeof(crash), "%s/crash.bin", tmp);
+	campaign_path(trace, sizeof(trace), "%s/crash.ptt", tmp);
+	campaign_path(repro, sizeof(repro), "%s/repro.ptt", tmp);
 	if (write_file_plain(crash, data, len)) {
 		snprintf(why, why_size, "%s: %s", crash, strerror(errno));
 		goto fail;
@@ -936,7 +951,7 @@ static void scan(const char *path, const char *prefix, char ***list, unsigned *n
 	while (d && (e = readdir(d))) {
 		if (strncmp(e->d_name, prefix, strlen(prefix)))
 			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+		campaign_path(sub, sizeof(sub), "%s/%s", path, e->d_name);
 		list_add(list, n, cap, sub);
 	}
 	if (d)
@@ -960,14 +975,14 @@ char **crash_list(const char *dir, const struct campaign_meta *m, unsigned *n)
 			if (e->d_name[0] == '.')
 				continue;
 			char inst[CAMPAIGN_PATH];
-			snprintf(inst, sizeof(inst), "%s/%s", path, e->d_name);
+			campaign_path(inst, sizeof(inst), "%s/%s", path, e->d_name);
 			DIR *id = opendir(inst);
 			struct dirent *c;
 			while (id && (c = readdir(id))) {
 				if (strncmp(c->d_name, "crashes", 7))
 					continue;
 				char cd[CAMPAIGN_PATH];
-				snprintf(cd, sizeof(cd), "%s/%s", inst, c->d_name);
+				campaign_path(cd, sizeof(cd), "%s/%s", inst, c->d_name);
 				scan(cd, "id:", &list, n, &cap);
 			}
 			if (id)

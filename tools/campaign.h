@@ -27,6 +27,13 @@
 #define CAMPAIGN_SIG 128		/* a signature (pt_violation.signature is shorter) */
 #define CAMPAIGN_PATH 4096
 
+/*
+ * campaign_path() : snprintf for a path under a campaign directory.  A path that
+ * does not fit CAMPAIGN_PATH would name another file; it is a usage error
+ * (one line naming the path, exit 2), never a truncated name.
+ */
+__attribute__((format(printf, 3, 4))) void campaign_path(char *buf, size_t size, const char *fmt, ...);
+
 enum campaign_engine { ENGINE_LIBFUZZER, ENGINE_AFL };
 
 struct campaign_meta {

@@ -241,8 +241,8 @@ static int copy_seeds(struct campaign *c)
 		if (c->m.variant[0] && !strncmp(e->d_name, "regressions-variants-", 21))
 			continue;
 		char src[CAMPAIGN_PATH], out[CAMPAIGN_PATH];
-		snprintf(src, sizeof(src), "%s/%s", c->seeds, e->d_name);
-		snprintf(out, sizeof(out), "%s/%s", tmp, e->d_name);
+		campaign_path(src, sizeof(src), "%s/%s", c->seeds, e->d_name);
+		campaign_path(out, sizeof(out), "%s/%s", tmp, e->d_name);
 		size_t len;
 		char *data = read_file(src, &len);
 		if (!data)

@@ -211,14 +211,14 @@ static int merge_write(const char *out, const struct merged *g, char *why, size_
 		return -1;
 	}
 	for (unsigned i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		snprintf(from, sizeof(from), "%s/findings/%s/%s", b->dir, b->f->dir, files[i]);
-		snprintf(to, sizeof(to), "%s/%s", tmp, files[i]);
+		campaign_path(from, sizeof(from), "%s/findings/%s/%s", b->dir, b->f->dir, files[i]);
+		campaign_path(to, sizeof(to), "%s/%s", tmp, files[i]);
 		if (i >= 2 ? copy_report(from, to, g, i == 3) : copy_into(from, to)) {
 			snprintf(why, why_size, "%s: %s", from, strerror(errno));
 			goto fail;
 		}
 	}
-	snprintf(to, sizeof(to), "%s/found.json", tmp);
+	campaign_path(to, sizeof(to), "%s/found.json", tmp);
 	FILE *f = fopen(to, "w");
 	if (!f) {
 		snprintf(why, why_size, "%s: %s", to, strerror(errno));
