@@ -29,6 +29,7 @@
 /* the recorded events of the n-th (0-based) op of kind `op`: [*b, *e) */
 static void op_span(const struct harness *h, unsigned op, unsigned n, size_t *b, size_t *e)
 {
+	*b = *e = 0;	/* fail_msg() does not return, but gcc does not know */
 	for (size_t i = 0; i < h->nrec; i++) {
 		if (h->rec[i].kind != PT_EV_BEGIN || h->rec[i].op != op || n--)
 			continue;
