@@ -24,11 +24,15 @@ struct pt_table {
 	uint16_t npending[PT_PTRS];	/* stores to the entry still in some CPU's store buffer */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
+	uint8_t ncont[PT_PTRS / PT_CONT_PTES];	/* how many: cont_groups without a rescan per store */
 	/* bit i: entry i was stored to since the table was last cleared.  Every value in the
 	 * arrays above starts as a store (pt_write, pt_zero), so the clear bits are entries still
 	 * zero everywhere, and re-using a table from the pool clears only what its last use
 	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
 	uint64_t dirty[PT_PTRS / 64];
+	/* bit i: visible[i] is a table descriptor (0b11; at level 3 a page): the children
+	 * for_each_child() visits, without a scan of all 512 entries of every table hooked */
+	uint64_t vis_tables[PT_PTRS / 64];
 };
 
 struct pend_store {
@@ -246,8 +250,10 @@ static struct pt_table *table_new(struct pt_machine *m)
 				t->npending[i] = 0;
 			}
 			t->dirty[w] = 0;
+			t->vis_tables[w] = 0;
 		}
 		t->cont_groups = 0;
+		memset(t->ncont, 0, sizeof(t->ncont));
 	} else {
 		if (!(t = malloc(sizeof(*t))))
 			abort();
@@ -339,14 +345,18 @@ static void for_each_child(struct pt_machine *m, uint32_t f,
 	struct pt_frame *fr = &m->frames.v[f];
 	if (!fr->level_known || fr->level >= 3 || !fr->tbl)
 		return;
-	for (unsigned i = 0; i < PT_PTRS; i++) {
-		uint64_t d = fr->tbl->visible[i];
-		if (!pt_desc_is_table(d, fr->level))
-			continue;
-		uint32_t c = frame_get(m, pt_desc_oa(d), false);
-		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
-		    (!m->frames.v[c].level_known || m->frames.v[c].level == fr->level + 1))
-			fn(m, c, i, ctx);
+	const struct pt_table *t = fr->tbl;
+	for (unsigned w = 0; w < PT_PTRS / 64; w++) {
+		for (uint64_t b = t->vis_tables[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			uint64_t d = t->visible[i];
+			uint32_t c = frame_get(m, pt_desc_oa(d), false);
+			/* fn may add frames (and move m->frames.v), never another table's entries */
+			fr = &m->frames.v[f];
+			if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
+			    (!m->frames.v[c].level_known || m->frames.v[c].level == fr->level + 1))
+				fn(m, c, i, ctx);
+		}
 	}
 }
 
@@ -561,6 +571,10 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	if (old == new)
 		return;
 	t->visible[idx] = new;
+	if ((new & 3) == 3)
+		t->vis_tables[idx / 64] |= 1ull << (idx % 64);
+	else
+		t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
 	m->seq++;
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
@@ -1017,12 +1031,13 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	struct pt_table *t = m->frames.v[f].tbl;
 	t->latest[idx] = ev->val;
 	t->dirty[idx / 64] |= 1ull << (idx % 64);
-	if ((old | ev->val) & PT_DESC_CONT) {
+	if ((old ^ ev->val) & PT_DESC_CONT) {
 		unsigned g = idx / PT_CONT_PTES;
-		bool any = false;
-		for (unsigned i = 0; i < PT_CONT_PTES; i++)
-			any |= (t->latest[g * PT_CONT_PTES + i] & PT_DESC_CONT) != 0;
-		t->cont_groups = any ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+		if (ev->val & PT_DESC_CONT)
+			t->ncont[g]++;
+		else
+			t->ncont[g]--;
+		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
 	OBS(m, pt_stored, f, idx, old, ev->val);
 	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
@@ -1036,6 +1051,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 	uint32_t f = frame_get(m, ev->pa, true);
 	struct pt_frame *fr = make_table(m, f, -1);
 	fr->tbl->cont_groups = 0;
+	memset(fr->tbl->ncont, 0, sizeof(fr->tbl->ncont));
 	for (unsigned i = 0; i < PT_PTRS; i++) {
 		if (fr->tbl->latest[i]) {
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);

@@ -306,6 +306,35 @@ static uint64_t cont_attrs(uint64_t d, bool complete)
 	return d & ~ign;
 }
 
+/*
+ * cont_group_ok()'s answer in one pass over the group, without a culprit: true exactly when
+ * no leaf of it has CONT, or every leaf has CONT, the first leaf's attributes and output base,
+ * that base is group-aligned, and (complete) all 16 are leaves.  Almost every store to a
+ * contiguous group leaves it consistent; only a group that is not needs the slow pass that
+ * finds the entry to blame.
+ */
+static bool cont_group_agrees(const uint64_t *e, unsigned level, unsigned n, uint64_t size, bool complete)
+{
+	uint64_t attrs = 0, base = 0, diff = 0, cont_or = 0, cont_and = PT_DESC_CONT;
+	unsigned nvalid = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = e[i];
+		if (!pt_desc_is_leaf(d, level))
+			continue;
+		uint64_t a = cont_attrs(d, complete), b = pt_desc_oa(d) - i * size;
+		if (!nvalid++) {
+			attrs = a;
+			base = b;
+		}
+		diff |= (a ^ attrs) | (b ^ base);
+		cont_or |= d;
+		cont_and &= d;
+	}
+	if (!(cont_or & PT_DESC_CONT))
+		return true;
+	return (cont_and & PT_DESC_CONT) && !diff && !(base & (n * size - 1)) && (!complete || nvalid == n);
+}
+
 /* Check a contiguous group's valid entries agree; complete=true also requires all 16 valid. */
 static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, bool complete,
 			  unsigned *bad_idx)
@@ -324,6 +353,8 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 			any_cont = true;
 	}
 	if (!any_cont)
+		return true;
+	if (cont_group_agrees(e + group * n, level, n, size, complete))
 		return true;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[group * n + i];
