@@ -109,6 +109,15 @@ struct lock_rule {
 
 #define ASID_CHUNK 256u
 
+/* see pt_machine.walk_memo */
+struct walk_memo {
+	uint64_t gen, prefix;
+	uint32_t frame;
+	uint16_t asid;
+	uint8_t level;
+	bool kernel, visible, valid;
+};
+
 struct pt_machine {
 	unsigned ncpus;
 	uint64_t allmask;
@@ -159,6 +168,13 @@ struct pt_machine {
 
 	const struct pt_observer *obs;
 	void *obs_ctx;
+
+	/* pt_walk()'s memo of the deepest table its last walk reached: a walk of another VA under
+	 * that table (the same higher-level indexes) reaches it through the same entries as long
+	 * as no event changed a table, a root or a frame since (walk_gen counts those events), so
+	 * it starts there.  The faults and I10 checks of one op walk neighbouring pages. */
+	uint64_t walk_gen;
+	struct walk_memo walk_memo;
 };
 
 #define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
@@ -1263,6 +1279,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->cur = NULL;
 	m->next_op_id = 0;
 	m->next_page_id = 0;
+	m->walk_gen = 0;
+	m->walk_memo.valid = false;
 	/* the observer stays: the checkers attached to m are reset with it */
 	return 0;
 }
@@ -1316,6 +1334,13 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
 	m->obs_ctx = ctx;
 }
 
+/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds). */
+static bool event_keeps_tables(unsigned kind)
+{
+	return kind == PT_EV_ACCESS || kind == PT_EV_COMMENT || kind == PT_EV_LOCK || kind == PT_EV_UNLOCK ||
+	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
+}
+
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* arch-level kinds are below the ops-level ones (event.h) */
@@ -1324,6 +1349,8 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	assert(ev->cpu < m->ncpus);
 	struct cpu *c = &m->cpu[ev->cpu];
 	m->cur = ev;
+	if (!event_keeps_tables(ev->kind))
+		m->walk_gen++;
 
 	switch (ev->kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
@@ -1540,7 +1567,17 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 	memset(res, 0, sizeof(*res));
 	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
 		return false;
-	for (unsigned level = 0; level < PT_LEVELS; level++) {
+	/* inside an event that changes tables, a walk neither uses nor leaves the memo */
+	bool memo = !m->cur || event_keeps_tables(m->cur->kind);
+	struct walk_memo *wm = (struct walk_memo *)&m->walk_memo;	/* only the memo changes: logically const */
+	unsigned level = 0;
+	if (memo && wm->valid && wm->gen == m->walk_gen && wm->kernel == kernel && wm->visible == visible &&
+	    (kernel || wm->asid == asid) && (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - wm->level)) == wm->prefix) {
+		f = wm->frame;
+		level = wm->level;
+	}
+	bool mapped = false;
+	for (; level < PT_LEVELS; level++) {
 		const struct pt_frame *fr = &m->frames.v[f];
 		if (fr->state != PT_FS_TABLE)
 			return false;
@@ -1552,15 +1589,27 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 		res->idx = idx;
 		if (pt_desc_is_leaf(d, level)) {
 			res->pa = pt_desc_oa(d) + ((va - base) & (pt_level_size(level) - 1));
-			return true;
+			mapped = true;
+			break;
 		}
 		if (!pt_desc_is_table(d, level))
-			return false;
-		f = pt_machine_lookup(m, pt_desc_oa(d));
-		if (f == PT_NO_FRAME)
-			return false;
+			break;
+		uint32_t next = pt_machine_lookup(m, pt_desc_oa(d));
+		if (next == PT_NO_FRAME)
+			break;
+		f = next;
 	}
-	return false;
+	if (memo && level >= 1 && level < PT_LEVELS) {
+		wm->gen = m->walk_gen;
+		wm->prefix = (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - level));
+		wm->frame = f;
+		wm->asid = asid;
+		wm->level = (uint8_t)level;
+		wm->kernel = kernel;
+		wm->visible = visible;
+		wm->valid = true;
+	}
+	return mapped;
 }
 
 static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned level, uint64_t tbase, uint64_t vbase,

@@ -110,8 +110,25 @@ struct cpu_state {
 	uint32_t hang_op;		/* op id already reported as a hang */
 };
 
+/*
+ * What cont_group_agrees() (complete=false) makes of one group's 16 entries, kept with a copy
+ * of them: it is a function of the entries and the level alone, so the next store to the group
+ * updates it rather than rescanning (stores to a group come in runs: set_ptes() of a folio,
+ * a contpte unfold or fold, mprotect of a block).
+ */
+struct cont_memo {
+	bool valid;
+	uint8_t level;
+	uint16_t group;
+	uint32_t frame;
+	unsigned nleaf;
+	uint64_t attrs, base, diff, cont_or, cont_and;
+	uint64_t e[PT_CONT_PTES];
+};
+
 struct pt_checker {
 	struct pt_machine *m;
+	struct cont_memo memo;
 	struct pt_violation *v;
 	unsigned n, cap;
 	const char *site;
@@ -347,14 +364,14 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 	const uint64_t *e = pt_machine_table_latest(c->m, f);
 	if (!e || !pt_machine_cont_group(c->m, f, group))
 		return true;
+	if (cont_group_agrees(e + group * n, level, n, size, complete))
+		return true;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[group * n + i];
 		if (pt_desc_is_leaf(d, level) && (d & PT_DESC_CONT))
 			any_cont = true;
 	}
 	if (!any_cont)
-		return true;
-	if (cont_group_agrees(e + group * n, level, n, size, complete))
 		return true;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[group * n + i];
@@ -384,6 +401,57 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 		return false;
 	}
 	return true;
+}
+
+/* Add a leaf at index i of its group to a memo's summary. */
+static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t size)
+{
+	uint64_t a = cont_attrs(d, false), b = pt_desc_oa(d) - i * size;
+	if (!mo->nleaf++) {
+		mo->attrs = a;
+		mo->base = b;
+	}
+	/* all leaves agree iff every one equals the first: the order they come in does not matter */
+	mo->diff |= (a ^ mo->attrs) | (b ^ mo->base);
+	mo->cont_or |= d;
+	mo->cont_and &= d;
+}
+
+/*
+ * cont_group_ok(..., complete=false, ...) after the store old -> new to entry i of the group:
+ * the same answer (and, when false, the same culprit: the slow pass finds it), from the memo of
+ * the group when it held the entries just before this store and old was no leaf.
+ */
+static bool cont_group_ok_store(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, unsigned i,
+				uint64_t old, uint64_t new, unsigned *bad_idx)
+{
+	const unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	uint64_t size = pt_level_size(level);
+	const uint64_t *e = pt_machine_table_latest(c->m, f);
+	if (!e || !pt_machine_cont_group(c->m, f, group))
+		return true;
+	e += group * n;
+	struct cont_memo *mo = &c->memo;
+	bool hit = false;
+	if (mo->valid && mo->frame == f && mo->group == group && mo->level == level && mo->e[i] == old &&
+	    !pt_desc_is_leaf(old, level)) {
+		mo->e[i] = new;
+		hit = !memcmp(mo->e, e, n * sizeof(*e));
+		if (hit && pt_desc_is_leaf(new, level))
+			memo_add_leaf(mo, new, i, size);
+	}
+	if (!hit) {
+		*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
+					  .frame = f, .cont_and = PT_DESC_CONT };
+		memcpy(mo->e, e, n * sizeof(*e));
+		for (unsigned k = 0; k < n; k++)
+			if (pt_desc_is_leaf(e[k], level))
+				memo_add_leaf(mo, e[k], k, size);
+	}
+	if (!(mo->cont_or & PT_DESC_CONT) ||
+	    ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1))))
+		return true;
+	return cont_group_ok(c, f, level, group, false, bad_idx);
 }
 
 static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *found)
@@ -579,7 +647,7 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
-	if (!cont_group_ok(c, f, fr->level, idx / n, false, &bad)) {
+	if (!cont_group_ok_store(c, f, fr->level, idx / n, idx % n, old, new, &bad)) {
 		bool found;
 		uint64_t va = entry_va(c, f, bad, &found);
 		uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + bad * 8;
@@ -1262,6 +1330,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->n = 0;
 	c->site = NULL;
 	c->nkmaps = 0;
+	c->memo.valid = false;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);
 }
