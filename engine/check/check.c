@@ -639,9 +639,12 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	if (((old | new) & PT_DESC_CONT) && pt_machine_op(m, cpu)->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		bool have = false;
-		for (unsigned i = 0; i < cs->ngroups; i++)
-			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n)
+		/* newest first: a run of stores to one group finds it at once */
+		for (unsigned i = cs->ngroups; i-- > 0;)
+			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
 				have = true;
+				break;
+			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
 			struct group_ref g = { f, (uint16_t)(idx / n), fr->level };
 			cs->groups[cs->ngroups++] = g;
@@ -1036,8 +1039,11 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
 		return;
 	unsigned flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
+	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
 	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP; i++) {
-		uint64_t d = pt_machine_entry_latest(c->m, f, i), va = base + i * size;
+		uint64_t d = e[i], va = base + i * size;
+		if (!d)
+			continue;	/* neither a leaf nor a table */
 		if (va >= lo && va + size <= hi)
 			continue;
 		if (pt_desc_is_leaf(d, fr->level)) {
