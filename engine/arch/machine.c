@@ -24,11 +24,15 @@ struct pt_table {
 	uint16_t npending[PT_PTRS];	/* stores to the entry still in some CPU's store buffer */
 	uint32_t first_pos;
 	uint32_t cont_groups;		/* bit g: latest[16g..16g+15] holds a CONT entry */
+	uint8_t ncont[PT_PTRS / PT_CONT_PTES];	/* how many: cont_groups without a rescan per store */
 	/* bit i: entry i was stored to since the table was last cleared.  Every value in the
 	 * arrays above starts as a store (pt_write, pt_zero), so the clear bits are entries still
 	 * zero everywhere, and re-using a table from the pool clears only what its last use
 	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
 	uint64_t dirty[PT_PTRS / 64];
+	/* bit i: visible[i] is a table descriptor (0b11; at level 3 a page): the children
+	 * for_each_child() visits, without a scan of all 512 entries of every table hooked */
+	uint64_t vis_tables[PT_PTRS / 64];
 };
 
 struct pend_store {
@@ -105,6 +109,15 @@ struct lock_rule {
 
 #define ASID_CHUNK 256u
 
+/* see pt_machine.walk_memo */
+struct walk_memo {
+	uint64_t gen, prefix;
+	uint32_t frame;
+	uint16_t asid;
+	uint8_t level;
+	bool kernel, visible, valid;
+};
+
 struct pt_machine {
 	unsigned ncpus;
 	uint64_t allmask;
@@ -155,6 +168,13 @@ struct pt_machine {
 
 	const struct pt_observer *obs;
 	void *obs_ctx;
+
+	/* pt_walk()'s memo of the deepest table its last walk reached: a walk of another VA under
+	 * that table (the same higher-level indexes) reaches it through the same entries as long
+	 * as no event changed a table, a root or a frame since (walk_gen counts those events), so
+	 * it starts there.  The faults and I10 checks of one op walk neighbouring pages. */
+	uint64_t walk_gen;
+	struct walk_memo walk_memo;
 };
 
 #define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
@@ -246,8 +266,10 @@ static struct pt_table *table_new(struct pt_machine *m)
 				t->npending[i] = 0;
 			}
 			t->dirty[w] = 0;
+			t->vis_tables[w] = 0;
 		}
 		t->cont_groups = 0;
+		memset(t->ncont, 0, sizeof(t->ncont));
 	} else {
 		if (!(t = malloc(sizeof(*t))))
 			abort();
@@ -339,14 +361,18 @@ static void for_each_child(struct pt_machine *m, uint32_t f,
 	struct pt_frame *fr = &m->frames.v[f];
 	if (!fr->level_known || fr->level >= 3 || !fr->tbl)
 		return;
-	for (unsigned i = 0; i < PT_PTRS; i++) {
-		uint64_t d = fr->tbl->visible[i];
-		if (!pt_desc_is_table(d, fr->level))
-			continue;
-		uint32_t c = frame_get(m, pt_desc_oa(d), false);
-		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
-		    (!m->frames.v[c].level_known || m->frames.v[c].level == fr->level + 1))
-			fn(m, c, i, ctx);
+	const struct pt_table *t = fr->tbl;
+	for (unsigned w = 0; w < PT_PTRS / 64; w++) {
+		for (uint64_t b = t->vis_tables[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			uint64_t d = t->visible[i];
+			uint32_t c = frame_get(m, pt_desc_oa(d), false);
+			/* fn may add frames (and move m->frames.v), never another table's entries */
+			fr = &m->frames.v[f];
+			if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
+			    (!m->frames.v[c].level_known || m->frames.v[c].level == fr->level + 1))
+				fn(m, c, i, ctx);
+		}
 	}
 }
 
@@ -561,6 +587,10 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	if (old == new)
 		return;
 	t->visible[idx] = new;
+	if ((new & 3) == 3)
+		t->vis_tables[idx / 64] |= 1ull << (idx % 64);
+	else
+		t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
 	m->seq++;
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
@@ -1017,12 +1047,13 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	struct pt_table *t = m->frames.v[f].tbl;
 	t->latest[idx] = ev->val;
 	t->dirty[idx / 64] |= 1ull << (idx % 64);
-	if ((old | ev->val) & PT_DESC_CONT) {
+	if ((old ^ ev->val) & PT_DESC_CONT) {
 		unsigned g = idx / PT_CONT_PTES;
-		bool any = false;
-		for (unsigned i = 0; i < PT_CONT_PTES; i++)
-			any |= (t->latest[g * PT_CONT_PTES + i] & PT_DESC_CONT) != 0;
-		t->cont_groups = any ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+		if (ev->val & PT_DESC_CONT)
+			t->ncont[g]++;
+		else
+			t->ncont[g]--;
+		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
 	OBS(m, pt_stored, f, idx, old, ev->val);
 	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
@@ -1036,6 +1067,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 	uint32_t f = frame_get(m, ev->pa, true);
 	struct pt_frame *fr = make_table(m, f, -1);
 	fr->tbl->cont_groups = 0;
+	memset(fr->tbl->ncont, 0, sizeof(fr->tbl->ncont));
 	for (unsigned i = 0; i < PT_PTRS; i++) {
 		if (fr->tbl->latest[i]) {
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
@@ -1247,6 +1279,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->cur = NULL;
 	m->next_op_id = 0;
 	m->next_page_id = 0;
+	m->walk_gen = 0;
+	m->walk_memo.valid = false;
 	/* the observer stays: the checkers attached to m are reset with it */
 	return 0;
 }
@@ -1300,6 +1334,13 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
 	m->obs_ctx = ctx;
 }
 
+/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds). */
+static bool event_keeps_tables(unsigned kind)
+{
+	return kind == PT_EV_ACCESS || kind == PT_EV_COMMENT || kind == PT_EV_LOCK || kind == PT_EV_UNLOCK ||
+	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
+}
+
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* arch-level kinds are below the ops-level ones (event.h) */
@@ -1308,6 +1349,8 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	assert(ev->cpu < m->ncpus);
 	struct cpu *c = &m->cpu[ev->cpu];
 	m->cur = ev;
+	if (!event_keeps_tables(ev->kind))
+		m->walk_gen++;
 
 	switch (ev->kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
@@ -1524,7 +1567,17 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 	memset(res, 0, sizeof(*res));
 	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
 		return false;
-	for (unsigned level = 0; level < PT_LEVELS; level++) {
+	/* inside an event that changes tables, a walk neither uses nor leaves the memo */
+	bool memo = !m->cur || event_keeps_tables(m->cur->kind);
+	struct walk_memo *wm = (struct walk_memo *)&m->walk_memo;	/* only the memo changes: logically const */
+	unsigned level = 0;
+	if (memo && wm->valid && wm->gen == m->walk_gen && wm->kernel == kernel && wm->visible == visible &&
+	    (kernel || wm->asid == asid) && (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - wm->level)) == wm->prefix) {
+		f = wm->frame;
+		level = wm->level;
+	}
+	bool mapped = false;
+	for (; level < PT_LEVELS; level++) {
 		const struct pt_frame *fr = &m->frames.v[f];
 		if (fr->state != PT_FS_TABLE)
 			return false;
@@ -1536,15 +1589,27 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 		res->idx = idx;
 		if (pt_desc_is_leaf(d, level)) {
 			res->pa = pt_desc_oa(d) + ((va - base) & (pt_level_size(level) - 1));
-			return true;
+			mapped = true;
+			break;
 		}
 		if (!pt_desc_is_table(d, level))
-			return false;
-		f = pt_machine_lookup(m, pt_desc_oa(d));
-		if (f == PT_NO_FRAME)
-			return false;
+			break;
+		uint32_t next = pt_machine_lookup(m, pt_desc_oa(d));
+		if (next == PT_NO_FRAME)
+			break;
+		f = next;
 	}
-	return false;
+	if (memo && level >= 1 && level < PT_LEVELS) {
+		wm->gen = m->walk_gen;
+		wm->prefix = (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - level));
+		wm->frame = f;
+		wm->asid = asid;
+		wm->level = (uint8_t)level;
+		wm->kernel = kernel;
+		wm->visible = visible;
+		wm->valid = true;
+	}
+	return mapped;
 }
 
 static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned level, uint64_t tbase, uint64_t vbase,

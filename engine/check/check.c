@@ -110,8 +110,25 @@ struct cpu_state {
 	uint32_t hang_op;		/* op id already reported as a hang */
 };
 
+/*
+ * What cont_group_agrees() (complete=false) makes of one group's 16 entries, kept with a copy
+ * of them: it is a function of the entries and the level alone, so the next store to the group
+ * updates it rather than rescanning (stores to a group come in runs: set_ptes() of a folio,
+ * a contpte unfold or fold, mprotect of a block).
+ */
+struct cont_memo {
+	bool valid;
+	uint8_t level;
+	uint16_t group;
+	uint32_t frame;
+	unsigned nleaf;
+	uint64_t attrs, base, diff, cont_or, cont_and;
+	uint64_t e[PT_CONT_PTES];
+};
+
 struct pt_checker {
 	struct pt_machine *m;
+	struct cont_memo memo;
 	struct pt_violation *v;
 	unsigned n, cap;
 	const char *site;
@@ -306,6 +323,35 @@ static uint64_t cont_attrs(uint64_t d, bool complete)
 	return d & ~ign;
 }
 
+/*
+ * cont_group_ok()'s answer in one pass over the group, without a culprit: true exactly when
+ * no leaf of it has CONT, or every leaf has CONT, the first leaf's attributes and output base,
+ * that base is group-aligned, and (complete) all 16 are leaves.  Almost every store to a
+ * contiguous group leaves it consistent; only a group that is not needs the slow pass that
+ * finds the entry to blame.
+ */
+static bool cont_group_agrees(const uint64_t *e, unsigned level, unsigned n, uint64_t size, bool complete)
+{
+	uint64_t attrs = 0, base = 0, diff = 0, cont_or = 0, cont_and = PT_DESC_CONT;
+	unsigned nvalid = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = e[i];
+		if (!pt_desc_is_leaf(d, level))
+			continue;
+		uint64_t a = cont_attrs(d, complete), b = pt_desc_oa(d) - i * size;
+		if (!nvalid++) {
+			attrs = a;
+			base = b;
+		}
+		diff |= (a ^ attrs) | (b ^ base);
+		cont_or |= d;
+		cont_and &= d;
+	}
+	if (!(cont_or & PT_DESC_CONT))
+		return true;
+	return (cont_and & PT_DESC_CONT) && !diff && !(base & (n * size - 1)) && (!complete || nvalid == n);
+}
+
 /* Check a contiguous group's valid entries agree; complete=true also requires all 16 valid. */
 static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, bool complete,
 			  unsigned *bad_idx)
@@ -317,6 +363,8 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 	unsigned nvalid = 0;
 	const uint64_t *e = pt_machine_table_latest(c->m, f);
 	if (!e || !pt_machine_cont_group(c->m, f, group))
+		return true;
+	if (cont_group_agrees(e + group * n, level, n, size, complete))
 		return true;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[group * n + i];
@@ -353,6 +401,57 @@ static bool cont_group_ok(struct pt_checker *c, uint32_t f, unsigned level, unsi
 		return false;
 	}
 	return true;
+}
+
+/* Add a leaf at index i of its group to a memo's summary. */
+static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t size)
+{
+	uint64_t a = cont_attrs(d, false), b = pt_desc_oa(d) - i * size;
+	if (!mo->nleaf++) {
+		mo->attrs = a;
+		mo->base = b;
+	}
+	/* all leaves agree iff every one equals the first: the order they come in does not matter */
+	mo->diff |= (a ^ mo->attrs) | (b ^ mo->base);
+	mo->cont_or |= d;
+	mo->cont_and &= d;
+}
+
+/*
+ * cont_group_ok(..., complete=false, ...) after the store old -> new to entry i of the group:
+ * the same answer (and, when false, the same culprit: the slow pass finds it), from the memo of
+ * the group when it held the entries just before this store and old was no leaf.
+ */
+static bool cont_group_ok_store(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, unsigned i,
+				uint64_t old, uint64_t new, unsigned *bad_idx)
+{
+	const unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	uint64_t size = pt_level_size(level);
+	const uint64_t *e = pt_machine_table_latest(c->m, f);
+	if (!e || !pt_machine_cont_group(c->m, f, group))
+		return true;
+	e += group * n;
+	struct cont_memo *mo = &c->memo;
+	bool hit = false;
+	if (mo->valid && mo->frame == f && mo->group == group && mo->level == level && mo->e[i] == old &&
+	    !pt_desc_is_leaf(old, level)) {
+		mo->e[i] = new;
+		hit = !memcmp(mo->e, e, n * sizeof(*e));
+		if (hit && pt_desc_is_leaf(new, level))
+			memo_add_leaf(mo, new, i, size);
+	}
+	if (!hit) {
+		*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
+					  .frame = f, .cont_and = PT_DESC_CONT };
+		memcpy(mo->e, e, n * sizeof(*e));
+		for (unsigned k = 0; k < n; k++)
+			if (pt_desc_is_leaf(e[k], level))
+				memo_add_leaf(mo, e[k], k, size);
+	}
+	if (!(mo->cont_or & PT_DESC_CONT) ||
+	    ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1))))
+		return true;
+	return cont_group_ok(c, f, level, group, false, bad_idx);
 }
 
 static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *found)
@@ -540,15 +639,18 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	if (((old | new) & PT_DESC_CONT) && pt_machine_op(m, cpu)->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		bool have = false;
-		for (unsigned i = 0; i < cs->ngroups; i++)
-			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n)
+		/* newest first: a run of stores to one group finds it at once */
+		for (unsigned i = cs->ngroups; i-- > 0;)
+			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
 				have = true;
+				break;
+			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
 			struct group_ref g = { f, (uint16_t)(idx / n), fr->level };
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
-	if (!cont_group_ok(c, f, fr->level, idx / n, false, &bad)) {
+	if (!cont_group_ok_store(c, f, fr->level, idx / n, idx % n, old, new, &bad)) {
 		bool found;
 		uint64_t va = entry_va(c, f, bad, &found);
 		uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + bad * 8;
@@ -937,8 +1039,11 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
 		return;
 	unsigned flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
+	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
 	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP; i++) {
-		uint64_t d = pt_machine_entry_latest(c->m, f, i), va = base + i * size;
+		uint64_t d = e[i], va = base + i * size;
+		if (!d)
+			continue;	/* neither a leaf nor a table */
 		if (va >= lo && va + size <= hi)
 			continue;
 		if (pt_desc_is_leaf(d, fr->level)) {
@@ -1231,6 +1336,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->n = 0;
 	c->site = NULL;
 	c->nkmaps = 0;
+	c->memo.valid = false;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);
 }

@@ -371,6 +371,30 @@ static bool in_flux(const struct flux *x, uint64_t va)
 	return false;
 }
 
+/* What the page tables give for va (the walk r, mapped or not), in the reference's terms, with
+ * the reference's word want made comparable; the page agrees if *got == *want. */
+static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped, const struct pt_walk_result *r,
+			      uint64_t *wantp, uint64_t *gotp)
+{
+	uint64_t want = *wantp, got = 0;
+	if (mapped) {
+		got = (r->pa & PT_DESC_OA_MASK) | desc_flags(r->desc, s->kernel);
+	} else if (r->level >= 1 && (r->desc & PT_DESC_PROTNONE)) {
+		/* PAGE_NONE / a NUMA hint, of a page or of a block */
+		uint64_t size = pt_level_size(r->level);
+		got = (desc_pa(r->desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
+		      REF_PRESENT | REF_NUMA;
+	}
+	if ((want & REF_NUMA) && (got & REF_NUMA))
+		got = want;	/* a NUMA hint keeps the page, not its permissions */
+	else if ((want & REF_NUMA) && (want & (REF_READ | REF_WRITE | REF_EXEC)) && got == (want & ~REF_NUMA))
+		got = want;	/* a hint fault (do_numa_page) may restore it at any time, as it was */
+	if (want && !(want & REF_PRESENT))
+		want = 0;
+	*wantp = want;
+	*gotp = got;
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
 static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
@@ -381,21 +405,8 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 	uint64_t want = ref_get(s, va);
 	struct pt_walk_result r;
 	bool mapped = walk_page(mm, s, va, wc, &r);
-	uint64_t got = 0;
-	if (mapped) {
-		got = (r.pa & PT_DESC_OA_MASK) | desc_flags(r.desc, s->kernel);
-	} else if (r.level >= 1 && (r.desc & PT_DESC_PROTNONE)) {
-		/* PAGE_NONE / a NUMA hint, of a page or of a block */
-		uint64_t size = pt_level_size(r.level);
-		got = (desc_pa(r.desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
-		      REF_PRESENT | REF_NUMA;
-	}
-	if ((want & REF_NUMA) && (got & REF_NUMA))
-		got = want;	/* a NUMA hint keeps the page, not its permissions */
-	else if ((want & REF_NUMA) && (want & (REF_READ | REF_WRITE | REF_EXEC)) && got == (want & ~REF_NUMA))
-		got = want;	/* a hint fault (do_numa_page) may restore it at any time, as it was */
-	if (want && !(want & REF_PRESENT))
-		want = 0;
+	uint64_t got;
+	page_words(s, va, mapped, &r, &want, &got);
 	if (got == want)
 		return true;
 	const char *what = !want ? "is mapped where the call left nothing" :
@@ -407,6 +418,36 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 			  (unsigned long long)va, what, (unsigned long long)want, (unsigned long long)got);
 	return false;
 }
+
+/*
+ * The pages from va on that the PTE table in wc translates, up to end, as ref_check_page()
+ * judges them one by one (the same walk results, the same words), without a lookup per page;
+ * for ops no other op is in flight with (fx NULL).  Returns the first page not judged here:
+ * end, the end of the table's 2M, or a page that does not agree (ref_check_page() then
+ * reports it).
+ */
+static uint64_t ref_check_pte_run(const struct mm_space *s, uint64_t va, uint64_t end, const struct walk_cache *wc)
+{
+	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
+	uint64_t stop = wc->pte_lo + PMD_SIZE < end ? wc->pte_lo + PMD_SIZE : end;
+	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	for (; va < stop; va += PAGE_SIZE) {
+		if (va >= wc->lo && va < wc->hi)
+			break;	/* walk_page() answers from the range cache first */
+		unsigned i = pt_index(va, 3);
+		uint64_t want = c && word_present(c, i) ? c->word[i] : 0, got;
+		unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+		struct pt_walk_result r = { .level = 3, .desc = wc->pte[idx], .frame = wc->pte_frame, .idx = idx };
+		bool mapped = pt_desc_is_leaf(r.desc, 3);
+		if (mapped)
+			r.pa = pt_desc_oa(r.desc) + ((va - base) & (PAGE_SIZE - 1));
+		page_words(s, va, mapped, &r, &want, &got);
+		if (got != want)
+			break;
+	}
+	return va;
+}
+
 
 struct leaf_scan {
 	struct mm_model *mm;
@@ -441,9 +482,16 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end;) {
-			if (!ref_check_page(mm, s, va, opname, &wc, fx))
-				return false;
-			va += PAGE_SIZE;
+			uint64_t next = va;
+			if (!fx && wc.pte && va - wc.pte_lo < PMD_SIZE)
+				next = ref_check_pte_run(s, va, end, &wc);
+			if (next != va) {
+				va = next;	/* [va, next) agree, as they would one by one */
+			} else {
+				if (!ref_check_page(mm, s, va, opname, &wc, fx))
+					return false;
+				va += PAGE_SIZE;
+			}
 			/* the rest of an entry that maps nothing agrees wherever the reference has no
 			 * word either: skip it at once (the margins of an unmap, a fresh mmap) */
 			if (va < end && va >= wc.lo && va < wc.hi && !wc.mapped &&
