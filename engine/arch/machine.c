@@ -1449,7 +1449,9 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	}
 	case PT_EV_COMMENT: break;
-	default: return -1;
+	default:
+		m->cur = NULL;	/* no event is current once this one is refused */
+		return -1;
 	}
 	m->last_cpu = ev->cpu;
 	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
