@@ -235,6 +235,7 @@ void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t
 	     unsigned ttl, unsigned num, unsigned scale);
 void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key);
+void mm_vmap_area(struct mm_model *mm, struct mm_thread *t, enum pt_vmap_area_ev what, uint64_t va, uint64_t len);
 /* the page allocator; tables come zeroed (__GFP_ZERO: zeroing by this CPU, ordered by its next barrier) */
 uint64_t mm_alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level);
 uint64_t mm_alloc_table_nozero(struct mm_model *mm, struct mm_thread *t, unsigned level);
