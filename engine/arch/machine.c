@@ -638,13 +638,13 @@ static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, 
 		return false;
 	if (t->size && (va + size <= t->va || va >= t->va + t->size))
 		return false;
-	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h) */
-	if (t->ttl) {
-		if (!walk && level != t->ttl)
-			return false;
-		if (walk && level >= t->ttl)
-			return false;
-	}
+	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h).  It names
+	 * the level of the leaf, and "the TTL field is only valid for the leaf entry" (tlb_get_level()
+	 * in arch/arm64/include/asm/tlb.h passes TLBI_TTL_UNKNOWN whenever tables were freed): a
+	 * hinted TLBI guarantees the removal of leaf entries at its level only, never of walk-cache
+	 * entries (oracle-semantics.md, TTL) */
+	if (t->ttl)
+		return !walk && level == t->ttl;
 	return true;
 }
 
