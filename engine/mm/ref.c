@@ -271,6 +271,7 @@ struct walk_cache {
 	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
 	const uint64_t *pte;		/* NULL: none cached */
 	uint32_t pte_frame;
+	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
 };
 
 /* pt_walk() of va in s over the latest tables, as pt_walk() answers it. */
@@ -371,6 +372,30 @@ static bool in_flux(const struct flux *x, uint64_t va)
 	return false;
 }
 
+/*
+ * What the syscalls asked for at a user va: a page only inside a VMA, with at most the VMA's
+ * permissions (mmap, mprotect), whatever the model's own routines wrote in the reference (a
+ * fault writes its words itself: a folio mapped past vm_end would agree with them).  The
+ * reference word gives the page's identity, and a NUMA hint that keeps it inaccessible.
+ */
+static uint64_t ref_want(struct mm_space *s, uint64_t va, struct walk_cache *wc)
+{
+	uint64_t want = ref_get(s, va);
+	if (s->kernel)
+		return want;	/* init_mm's vm areas: vmalloc/vmap give page and protection */
+	const struct mm_vma *v = wc->vma;
+	if (!v || va < v->start || va >= v->end)
+		v = wc->vma = find_vma(s, va);
+	if (!v)
+		return 0;	/* outside every VMA nothing may be mapped */
+	if (!(want & REF_PRESENT))
+		return want;
+	/* the VMA's permissions bound the page's: fewer is legal (a hugetlb page write-protected
+	 * for fork's COW), more never */
+	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC, vp = ref_prot(v->prot);
+	return (want & ~(perm & ~vp)) | (vp & REF_NUMA);
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
 static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
@@ -378,7 +403,7 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 {
 	if (in_flux(fx, va))
 		return true;
-	uint64_t want = ref_get(s, va);
+	uint64_t want = ref_want(s, va, wc);
 	struct pt_walk_result r;
 	bool mapped = walk_page(mm, s, va, wc, &r);
 	uint64_t got = 0;
@@ -398,7 +423,8 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 		want = 0;
 	if (got == want)
 		return true;
-	const char *what = !want ? "is mapped where the call left nothing" :
+	const char *what = !want && !find_vma(s, va) && !s->kernel ? "is mapped outside every VMA" :
+			   !want ? "is mapped where the call left nothing" :
 			   !got ? "is not mapped where the call left a page" :
 			   (got & PT_DESC_OA_MASK) != (want & PT_DESC_OA_MASK) ? "maps another page" :
 			   "has other permissions";
