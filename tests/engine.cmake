@@ -25,3 +25,9 @@ add_executable(test_session_reset ${CMAKE_CURRENT_SOURCE_DIR}/test_session_reset
 target_link_libraries(test_session_reset PRIVATE ptreplay pttrace PkgConfig::CMOCKA)
 add_test(NAME session_reset_is_fresh
          COMMAND test_session_reset ${PROJECT_SOURCE_DIR}/corpus ${PROJECT_SOURCE_DIR}/traces/examples)
+
+# every checker rule (pt_checker_rules(), held against the source) fires on a bad trace of
+# corpus/regressions/arch/ that has a clean twin; the rules no trace exercises are listed
+add_executable(test_rule_coverage ${CMAKE_CURRENT_SOURCE_DIR}/test_rule_coverage.c)
+target_link_libraries(test_rule_coverage PRIVATE ptreplay pttrace)
+add_test(NAME rule_coverage COMMAND test_rule_coverage ${PROJECT_SOURCE_DIR})

@@ -26,6 +26,41 @@ const char *pt_inv_kind(unsigned id)
 	return id > 0 && id < PT_INV_COUNT ? inv_kinds[id] : "?";
 }
 
+/*
+ * Every rule a checker reports, by invariant and tag (the third part of a signature): the
+ * arch-level checkers below and the model's own checks (engine/mm: I10, I11).  The I9
+ * contract tags are the model's WARN sites (mm_warn()), not checker rules.
+ * tests/test_rule_coverage.c holds this list against the source and against the corpus.
+ */
+static const struct pt_rule rules[] = {
+	{ PT_I1, "freed-store-pending" }, { PT_I1, "page-freed-tlb-cached" },
+	{ PT_I1, "page-freed-walk-cached" }, { PT_I1, "page-freed-while-mapped" },
+	{ PT_I1, "table-freed-walk-cached" }, { PT_I1, "table-freed-while-hooked" },
+	{ PT_I2, "returned-with-stale-tlb" }, { PT_I2, "returned-before-store-visible" },
+	{ PT_I2, "purged-with-stale-tlb" }, { PT_I2, "purged-before-clear-visible" },
+	{ PT_I2, "purged-while-mapped" }, { PT_I2, "lazy-area-remapped" },
+	{ PT_I3, "returned-with-stale-walk" }, { PT_I3, "returned-before-store-visible" },
+	{ PT_I4, "block-table-change" }, { PT_I4, "table-address-change" }, { PT_I4, "live-oa-change" },
+	{ PT_I4, "live-cont-change" }, { PT_I4, "live-attr-change" }, { PT_I4, "break-not-visible" },
+	{ PT_I4, "tlb-conflict" }, { PT_I4, "table-to-block" }, { PT_I4, "table-replaced-without-tlbi" },
+	{ PT_I4, "block-to-table" },
+	{ PT_I5, "group-mismatch" }, { PT_I5, "group-incomplete" },
+	{ PT_I6, "used-before-barrier" }, { PT_I6, "return-before-barrier" },
+	{ PT_I6, "kernel-inval-no-isb" }, { PT_I6, "table-freed-before-isb" },
+	{ PT_I7, "published-unzeroed" }, { PT_I7, "published-before-zero-visible" },
+	{ PT_I8, "left-mapped" }, { PT_I8, "collateral-unmap" },
+	{ PT_I10, "reference-mismatch" },
+	{ PT_I11, "step-bound" }, { PT_I11, "deadlock" },
+	{ PT_I12, "write-without-owner-lock" }, { PT_I12, "pte-without-ptl" }, { PT_I12, "pmd-without-lock" },
+	{ PT_I12, "lock-held-twice" },
+};
+
+const struct pt_rule *pt_checker_rules(unsigned *n)
+{
+	*n = sizeof(rules) / sizeof(rules[0]);
+	return rules;
+}
+
 /* The rules, one sentence each, cited in every report. */
 static const char RULE_FREE[] =
 	"A page or page table may be freed only after a completed TLBI (TLBI then DSB ISH on the issuing "
