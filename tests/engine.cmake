@@ -30,3 +30,16 @@ add_test(NAME session_reset_is_fresh
 add_executable(test_debug ${CMAKE_CURRENT_SOURCE_DIR}/test_debug.c ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_off.c)
 target_link_libraries(test_debug PRIVATE ptarch PkgConfig::CMOCKA)
 add_test(NAME engine_debug COMMAND test_debug)
+
+# every checker rule (pt_checker_rules(), held against the source) fires on a bad trace of
+# corpus/regressions/arch/ that has a clean twin; the rules no trace exercises are listed
+add_executable(test_rule_coverage ${CMAKE_CURRENT_SOURCE_DIR}/test_rule_coverage.c)
+target_link_libraries(test_rule_coverage PRIVATE ptreplay pttrace)
+add_test(NAME rule_coverage COMMAND test_rule_coverage ${PROJECT_SOURCE_DIR})
+
+# race reproducers robust to step counts: each `sched ... steps=N` swept over N-2..N+2, the
+# variant fires for some, the default model keeps its verdict for all
+if(TARGET ptfuzz)
+  add_test(NAME sched_step_sweep
+           COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sched_sweep.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR})
+endif()

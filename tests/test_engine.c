@@ -391,6 +391,29 @@ static void test_ttl_hint_of_wrong_level_invalidates_nothing(void **state)
 	pt_machine_free(m);
 }
 
+/* "The TTL field is only valid for the leaf entry" (tlb_get_level(), asm/tlb.h): a hinted TLBI
+ * guarantees leaf entries at its level only; walk-cache entries above it survive any hint */
+static void test_ttl_hint_keeps_walk_cache(void **state)
+{
+	(void)state;
+	struct pt_machine *m = user_tree(1);
+	ev(m, PT_EV_PT_WRITE, 0, 0x40002010, 0);	/* unhook the PTE table */
+	ev(m, PT_EV_DSB, PT_BAR_ISHST, 0, 0);
+	assert_int_equal(pt_machine_nstale_pos(m), 1);
+	for (unsigned ttl = 1; ttl <= 3; ttl++) {
+		struct pt_event e = { .kind = PT_EV_TLBI, .op = PT_TLBI_VAE1IS, .va = 0x400000, .asid = 1,
+				      .level = (uint8_t)ttl };
+		assert_int_equal(pt_machine_event(m, &e), 0);
+		ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+		assert_int_equal(pt_machine_nstale_pos(m), 1);
+	}
+	struct pt_event e = { .kind = PT_EV_TLBI, .op = PT_TLBI_VAE1IS, .va = 0x400000, .asid = 1 };
+	assert_int_equal(pt_machine_event(m, &e), 0);	/* no hint: all levels */
+	ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+	assert_int_equal(pt_machine_nstale_pos(m), 0);
+	pt_machine_free(m);
+}
+
 static void test_permission_increase_leaves_nothing_stale(void **state)
 {
 	(void)state;
@@ -451,6 +474,7 @@ static int run_corpus(const char *dir)
 	UNIT(test_aside1is_spares_global_leaves);
 	UNIT(test_local_tlbi_clears_only_issuing_cpu);
 	UNIT(test_ttl_hint_of_wrong_level_invalidates_nothing);
+	UNIT(test_ttl_hint_keeps_walk_cache);
 	UNIT(test_permission_increase_leaves_nothing_stale);
 	int rc = _cmocka_run_group_tests("engine", tests, k, NULL, NULL);
 	for (size_t i = 0; i < n; i++)

@@ -85,6 +85,9 @@ static const ProtobufCEnumDescriptor *op_enum(unsigned kind, const char **prefix
 	case PT_EV_KERNEL:
 		*prefix = "KERNEL_";
 		return &ptfuzz__kernel_evidence__descriptor;
+	case PT_EV_VMAP_AREA:
+		*prefix = "VMAP_AREA_";
+		return &ptfuzz__vmap_area_ev__descriptor;
 	default:
 		return NULL;
 	}

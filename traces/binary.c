@@ -45,7 +45,7 @@
 KIND(NONE); KIND(PT_WRITE); KIND(PT_ZERO); KIND(DSB); KIND(DMB); KIND(ISB); KIND(TLBI);
 KIND(TTBR0); KIND(TTBR1); KIND(ACCESS); KIND(PAGE_ALLOC); KIND(PAGE_FREE); KIND(LOCK);
 KIND(UNLOCK); KIND(IRQ_ENTER); KIND(IRQ_EXIT); KIND(SWITCH); KIND(MIGRATE); KIND(BEGIN);
-KIND(END); KIND(MM_EXIT); KIND(LOCK_RULE); KIND(COMMENT); KIND(MMAP); KIND(MUNMAP);
+KIND(END); KIND(MM_EXIT); KIND(LOCK_RULE); KIND(COMMENT); KIND(VMAP_AREA); KIND(MMAP); KIND(MUNMAP);
 KIND(MREMAP); KIND(MPROTECT); KIND(MADVISE); KIND(TOUCH); KIND(VMALLOC); KIND(VMAP);
 KIND(VUNMAP); KIND(VFREE); KIND(PAGEOUT); KIND(MAP_MEM); KIND(THREAD); KIND(SCHED); KIND(IRQ);
 KIND(HUGETLB);
@@ -58,6 +58,7 @@ SAME(PTFUZZ__OP_KIND__OP_HUGETLB, PT_OP_HUGETLB);
 SAME(PTFUZZ__ADVICE__ADVICE_NOHUGEPAGE, PT_ADV_NOHUGEPAGE);
 SAME(PTFUZZ__HUGETLB_OP__HUGETLB_ACCESS_FLAGS, PT_HUGE_ACCESS_FLAGS);
 SAME(PTFUZZ__SCHED_ON__SCHED_ACCESS, PT_SCHED_ACCESS);
+SAME(PTFUZZ__VMAP_AREA_EV__VMAP_AREA_PURGE, PT_VMAP_AREA_PURGE);
 _Static_assert(PT_EV_KIND_COUNT == 57, "a new kind needs a new EventKind value in ptfuzz.proto");
 
 /* Debug and fuzzing builds check the hand decoder against protobuf-c on every record. */
@@ -354,7 +355,7 @@ static int event_diagnose(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 
 	if (!sc)
 		return BERR(PT_ERR_UNKNOWN_KIND, "expected an EventKind (1..%u or %u..%u), got %d",
-			    PT_EV_COMMENT, PT_EV_MMAP, PT_EV_KIND_COUNT - 1, (int)m->kind);
+			    PT_EV_VMAP_AREA, PT_EV_MMAP, PT_EV_KIND_COUNT - 1, (int)m->kind);
 	if (sc->ops && m->op >= sc->nops)
 		return BERR(PT_ERR_UNKNOWN_OP, "expected a %s op 0..%u, got %u", sc->name, sc->nops - 1,
 			    m->op);

@@ -39,6 +39,8 @@ static const char *const kernel_ops[] = { "result", "move_page_tables", "move_pa
 					  "huge_pmd_fault", "free_pgtables", "tlb_finish_mmu", "pte_alloc",
 					  "pmd_alloc", "vmalloc", "vmalloc_ret", "vmap", "vmap_ret", "vunmap",
 					  "vfree" };
+/* vmap_area: free_vmap_area_noflush() / __purge_vmap_area_lazy() (enum pt_vmap_area_ev) */
+static const char *const vmap_area_ops[] = { "lazy", "purge" };
 /* sched: which scheduling points `steps` counts */
 static const char *const sched_ops[] = { "any", "read", "pt_write", "tlbi", "dsb", "dmb", "isb", "lock",
 					 "unlock", "page_alloc", "page_free", "access" };
@@ -120,6 +122,7 @@ static const struct pt_kind_schema schemas[PT_EV_KIND_COUNT] = {
 	[PT_EV_MM_EXIT] = { "mm_exit", NULL, 0, k_asid, false },
 	[PT_EV_LOCK_RULE] = S_OPS("lock_rule", lock_ops, k_lock_rule, false),
 	[PT_EV_COMMENT] = { "#", NULL, 0, k_none, false },
+	[PT_EV_VMAP_AREA] = S_OPS("vmap_area", vmap_area_ops, k_vunmap, false),
 	[PT_EV_MMAP] = { "mmap", NULL, 0, k_mmap, true },
 	[PT_EV_MUNMAP] = { "munmap", NULL, 0, k_range, true },
 	[PT_EV_MREMAP] = { "mremap", NULL, 0, k_mremap, true },

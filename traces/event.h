@@ -54,6 +54,7 @@ enum pt_kind {
 	PT_EV_MM_EXIT = 20,	/* address space asid is torn down; its ASID is not reused before rollover */
 	PT_EV_LOCK_RULE = 21,	/* hint: tables under root pa require lock (op class, key va) to be written */
 	PT_EV_COMMENT = 22,	/* a `#` comment line, kept so that conversion is lossless */
+	PT_EV_VMAP_AREA = 23,	/* op: what happens to the vmap area [va, va+len) (enum pt_vmap_area_ev) */
 	/* ---- ops level: what a thread asks of the kernel ---- */
 	PT_EV_MMAP = 40,	/* va, len, prot, asid, flags (PT_MAP_*), order (folio order for touches) */
 	PT_EV_MUNMAP = 41,	/* va, len, asid */
@@ -105,6 +106,15 @@ enum pt_lock_class { PT_LOCK_MMAP = 0, PT_LOCK_PTL, PT_LOCK_PMD, PT_LOCK_PUD, PT
 enum pt_op_kind { PT_OP_OTHER = 0, PT_OP_MMAP, PT_OP_MUNMAP, PT_OP_MREMAP, PT_OP_MPROTECT,
 		  PT_OP_MADVISE, PT_OP_FAULT, PT_OP_VMALLOC, PT_OP_VMAP, PT_OP_VUNMAP, PT_OP_VFREE,
 		  PT_OP_PAGEOUT, PT_OP_MAP_MEM, PT_OP_HUGETLB, PT_OP_KIND_COUNT };
+
+/*
+ * PT_EV_VMAP_AREA: the lazy-free bookkeeping of mm/vmalloc.c.  LAZY is
+ * free_vmap_area_noflush(): the unmapped area [va, va+len) goes on the purge
+ * list, its VA still reserved, its TLB flush deferred; PURGE is
+ * __purge_vmap_area_lazy() handing the lazily freed areas inside [va, va+len)
+ * back to the allocator, after its flush_tlb_kernel_range().
+ */
+enum pt_vmap_area_ev { PT_VMAP_AREA_LAZY = 0, PT_VMAP_AREA_PURGE, PT_VMAP_AREA_COUNT };
 
 /* PT_EV_MADVISE advice */
 enum pt_advice { PT_ADV_DONTNEED = 0, PT_ADV_FREE, PT_ADV_PAGEOUT, PT_ADV_COLD,

@@ -41,7 +41,6 @@ struct pend_store {
 	uint64_t val;
 	uint64_t sseq;		/* global store order: the coherence order of stores to one entry */
 	uint32_t op;		/* the operation that made the store (stale entries are its doing) */
-	uint8_t op_kind;
 	uint8_t op_open;
 };
 
@@ -101,6 +100,11 @@ struct frame_chunk {
 	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none */
 };
 
+/* A vmap area on the purge list (mm/vmalloc.c: free_vmap_area_noflush()): [start, end) */
+struct lazy_area {
+	uint64_t start, end;
+};
+
 struct lock_rule {
 	uint32_t root;
 	uint8_t cls;
@@ -157,6 +161,7 @@ struct pt_machine {
 	uint32_t last_frame;		/* frame_get()'s one-entry cache */
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
+	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
 
 	uint64_t seq;			/* visibility sequence */
 	uint64_t sseq;			/* store sequence */
@@ -341,17 +346,14 @@ static void pos_unlink(struct pt_machine *m, uint32_t p)
 static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, uint16_t asid, bool live,
 		    unsigned by_cpu);
 
-/* The op a CPU is inside, for stamping stale entries. */
-static void stamp(struct pt_machine *m, unsigned cpu, uint32_t *op, uint8_t *lazy, uint64_t va)
+/* The op a CPU is inside, for stamping stale entries: the operation that made the store, not
+ * the one running when a DSB made it visible. */
+static uint32_t stamp(const struct pt_machine *m, unsigned cpu)
 {
-	/* the operation that made the store, not the one running when a DSB made it visible */
 	const struct pend_store *ps = m->applying;
 	const struct pt_opctx *o = &m->cpu[cpu].op;
 	bool open = ps ? ps->op_open : o->open;
-	unsigned kind = ps ? ps->op_kind : o->kind;
-	*op = open ? (ps ? ps->op : o->id) : 0;
-	/* vunmap leaves kernel TLB entries for the lazy purge (mm/vmalloc.c: free_vmap_area_noflush) */
-	*lazy = open && (kind == PT_OP_VUNMAP || kind == PT_OP_VFREE) && va >= PT_KERNEL_VA_BASE;
+	return open ? (ps ? ps->op : o->id) : 0;
 }
 
 /* Visit the table descriptors of a table's visible entries. */
@@ -403,7 +405,7 @@ static void make_stale(struct pt_machine *m, uint32_t p, unsigned by_cpu)
 	pp->seq = ++m->seq;
 	pp->cpumask = m->allmask;
 	pp->by_cpu = (uint16_t)by_cpu;
-	stamp(m, by_cpu, &pp->op, &pp->lazy, pp->va);
+	pp->op = stamp(m, by_cpu);
 	stale_list_add(m, p);
 	struct stale_walk w = { p, by_cpu };
 	for_each_child(m, pp->frame, stale_child, &w);
@@ -464,7 +466,7 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 		pp->seq = ++m->seq;
 		pp->cpumask = m->allmask;
 		pp->by_cpu = (uint16_t)by_cpu;
-		stamp(m, by_cpu, &pp->op, &pp->lazy, va);
+		pp->op = stamp(m, by_cpu);
 		stale_list_add(m, p);
 	}
 	struct add_walk w = { p };
@@ -504,8 +506,7 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 }
 
 static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
-		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op,
-		     bool lazy)
+		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op)
 {
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
@@ -522,14 +523,13 @@ static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t
 				f->since = since;
 				f->by_cpu = (uint16_t)by_cpu;
 				f->op = op;
-				f->lazy = lazy;
 			}
 			return;
 		}
 	}
 	struct pt_fact f = {
 		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
-		.global = global, .level = (uint8_t)level, .lazy = lazy, .in_use = 1,
+		.global = global, .level = (uint8_t)level, .in_use = 1,
 		.by_cpu = (uint16_t)by_cpu, .op = op,
 	};
 	VEC_PUSH(m->facts, f);
@@ -611,13 +611,9 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 		if (!pt_stale_is_harmless(old, new, level)) {
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				const struct pt_pos *pp = &m->pos.v[p];
-				uint32_t op;
-				uint8_t lazy;
-				uint64_t va = pp->va + idx * size;
-				stamp(m, by_cpu, &op, &lazy, va);
-				fact_add(m, va, level, old, pp->global, pp->asid,
-					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op,
-					 lazy || pp->lazy);
+				fact_add(m, pp->va + idx * size, level, old, pp->global, pp->asid,
+					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu,
+					 stamp(m, by_cpu));
 			}
 		}
 	}
@@ -672,13 +668,13 @@ static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, 
 		return false;
 	if (t->size && (va + size <= t->va || va >= t->va + t->size))
 		return false;
-	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h) */
-	if (t->ttl) {
-		if (!walk && level != t->ttl)
-			return false;
-		if (walk && level >= t->ttl)
-			return false;
-	}
+	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h).  It names
+	 * the level of the leaf, and "the TTL field is only valid for the leaf entry" (tlb_get_level()
+	 * in arch/arm64/include/asm/tlb.h passes TLBI_TTL_UNKNOWN whenever tables were freed): a
+	 * hinted TLBI guarantees the removal of leaf entries at its level only, never of walk-cache
+	 * entries (oracle-semantics.md, TTL) */
+	if (t->ttl)
+		return !walk && level == t->ttl;
 	return true;
 }
 
@@ -700,8 +696,7 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 		/* a block is removed whole by a TLBI whose VA falls anywhere inside it */
 		if (tlbi_matches(t, global, pp.asid, va, size, fr->level, false))
 			continue;
-		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op,
-			 pp.lazy);
+		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op);
 	}
 }
 
@@ -1057,9 +1052,35 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	}
 	OBS(m, pt_stored, f, idx, old, ev->val);
 	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
-	struct pend_store s = { f, idx, ev->val, ++m->sseq, o->id, o->kind, o->open };
+	struct pend_store s = { f, idx, ev->val, ++m->sseq, o->id, o->open };
 	t->npending[idx]++;
 	VEC_PUSH(m->cpu[ev->cpu].stores, s);
+}
+
+/*
+ * The purge list of mm/vmalloc.c.  free_vmap_area_noflush() puts an unmapped area on it with
+ * its TLB flush deferred: its VA stays reserved, so stale kernel entries for it harm nothing
+ * until __purge_vmap_area_lazy() flushes the VA and hands it back to the allocator.  The
+ * checkers are told of a purge before its areas leave the list.
+ */
+static void vmap_area(struct pt_machine *m, const struct pt_event *ev)
+{
+	uint64_t start = ev->va, end = ev->va + ev->len < ev->va ? UINT64_MAX : ev->va + ev->len;
+	if (ev->op == PT_VMAP_AREA_LAZY) {
+		if (end > start) {
+			struct lazy_area a = { start, end };
+			VEC_PUSH(m->lazy_areas, a);
+		}
+		return;
+	}
+	OBS(m, vmap_purge, ev->cpu, start, end);
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < m->lazy_areas.n; i++) {
+		const struct lazy_area a = m->lazy_areas.v[i];
+		if (a.start < start || a.end > end)
+			m->lazy_areas.v[keep++] = a;
+	}
+	m->lazy_areas.n = keep;
 }
 
 static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
@@ -1073,7 +1094,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
 			fr->tbl->latest[i] = 0;
 			const struct pt_opctx *o = &m->cpu[ev->cpu].op;
-			struct pend_store s = { f, i, 0, ++m->sseq, o->id, o->kind, o->open };
+			struct pend_store s = { f, i, 0, ++m->sseq, o->id, o->open };
 			fr->tbl->npending[i]++;
 			VEC_PUSH(m->cpu[ev->cpu].stores, s);
 			fr = &m->frames.v[f];
@@ -1273,6 +1294,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->last_frame = PT_NO_FRAME;
 	m->rules.n = 0;
 	m->locks_recorded = false;
+	m->lazy_areas.n = 0;
 	m->seq = m->sseq = 0;
 	m->applying = NULL;
 	m->event_index = 0;
@@ -1306,6 +1328,7 @@ void pt_machine_free(struct pt_machine *m)
 	free(m->stale_pos.v);
 	free(m->facts.v);
 	free(m->rules.v);
+	free(m->lazy_areas.v);
 	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
 		free(m->asid_root[i]);
 	for (uint32_t i = 0; i < m->chunks.n; i++)
@@ -1448,6 +1471,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		VEC_PUSH(m->rules, r);
 		break;
 	}
+	case PT_EV_VMAP_AREA: vmap_area(m, ev); break;
 	case PT_EV_COMMENT: break;
 	default:
 		m->cur = NULL;	/* no event is current once this one is refused */
@@ -1715,6 +1739,8 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 	for (uint64_t i = 0; i <= m->locks.mask; i++)
 		if (m->locks.slot[i].key != HMAP_EMPTY)
 			h += mix2(m->locks.slot[i].key, m->locks.slot[i].val);
+	for (uint32_t i = 0; i < m->lazy_areas.n; i++)
+		h = mix2(h, mix2(m->lazy_areas.v[i].start, m->lazy_areas.v[i].end));
 	h = mix2(h, m->kernel_root == PT_NO_FRAME ? 0 : m->frames.v[m->kernel_root].pfn);
 	return h;
 }
@@ -1808,10 +1834,22 @@ uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_
 	return ps->op_open ? ps->op : 0;
 }
 
-unsigned pt_machine_pending_kind(const struct pt_machine *m, unsigned cpu, uint32_t i)
+bool pt_machine_va_lazy(const struct pt_machine *m, uint64_t va, uint64_t size)
 {
-	const struct pend_store *ps = &m->cpu[cpu].stores.v[i];
-	return ps->op_open ? ps->op_kind : PT_OP_OTHER;
+	for (uint32_t i = 0; i < m->lazy_areas.n; i++) {
+		const struct lazy_area *a = &m->lazy_areas.v[i];
+		if (va >= a->start && va - a->start < a->end - a->start && size <= a->end - va)
+			return true;
+	}
+	return false;
+}
+
+uint32_t pt_machine_nlazy_areas(const struct pt_machine *m) { return m->lazy_areas.n; }
+
+void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *start, uint64_t *end)
+{
+	*start = m->lazy_areas.v[i].start;
+	*end = m->lazy_areas.v[i].end;
 }
 
 unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }

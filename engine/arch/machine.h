@@ -92,7 +92,6 @@ struct pt_pos {
 	uint16_t asid;
 	uint8_t global;
 	uint8_t live;
-	uint8_t lazy;		/* went stale inside a lazily-flushed kernel unmap (vunmap) */
 	uint8_t in_use;
 	uint16_t by_cpu;	/* CPU whose store made it stale */
 	uint64_t va;		/* first VA the table translates */
@@ -109,7 +108,7 @@ struct pt_fact {
 	uint64_t desc;
 	uint64_t since, seq, cpumask;
 	uint16_t asid;
-	uint8_t global, level, lazy, in_use;
+	uint8_t global, level, in_use;
 	uint16_t by_cpu;
 	uint32_t op;
 };
@@ -169,6 +168,9 @@ struct pt_observer {
 	void (*table_zero_publish)(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx,
 				   uint32_t child);
 	void (*step)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
+	/* __purge_vmap_area_lazy() hands the lazily freed areas inside [start, end) back to the
+	 * allocator (called before they leave the purge list) */
+	void (*vmap_purge)(void *ctx, struct pt_machine *m, unsigned cpu, uint64_t start, uint64_t end);
 };
 
 /*! pt_machine_new() : a machine for header h (granule 4K, 48-bit VA, h->cpus CPUs); NULL if unsupported. */
@@ -231,9 +233,12 @@ void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, ui
 			uint64_t *val);
 /*! pt_machine_pending_op() : the id of the operation that made pending store i of cpu (0: none). */
 uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_t i);
-/*! pt_machine_pending_kind() : the kind of the operation that made pending store i of cpu
- * (enum pt_op_kind; PT_OP_OTHER outside any operation). */
-unsigned pt_machine_pending_kind(const struct pt_machine *m, unsigned cpu, uint32_t i);
+/*! pt_machine_va_lazy() : is [va, va+size) inside a vmap area on the purge list (its kernel
+ * TLB entries may stay stale until the purge)? */
+bool pt_machine_va_lazy(const struct pt_machine *m, uint64_t va, uint64_t size);
+/* The areas on the purge list: i in 0..n-1, [start, end). */
+uint32_t pt_machine_nlazy_areas(const struct pt_machine *m);
+void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *start, uint64_t *end);
 /*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live? */
 bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level);
 /*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */

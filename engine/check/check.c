@@ -26,6 +26,41 @@ const char *pt_inv_kind(unsigned id)
 	return id > 0 && id < PT_INV_COUNT ? inv_kinds[id] : "?";
 }
 
+/*
+ * Every rule a checker reports, by invariant and tag (the third part of a signature): the
+ * arch-level checkers below and the model's own checks (engine/mm: I10, I11).  The I9
+ * contract tags are the model's WARN sites (mm_warn()), not checker rules.
+ * tests/test_rule_coverage.c holds this list against the source and against the corpus.
+ */
+static const struct pt_rule rules[] = {
+	{ PT_I1, "freed-store-pending" }, { PT_I1, "page-freed-tlb-cached" },
+	{ PT_I1, "page-freed-walk-cached" }, { PT_I1, "page-freed-while-mapped" },
+	{ PT_I1, "table-freed-walk-cached" }, { PT_I1, "table-freed-while-hooked" },
+	{ PT_I2, "returned-with-stale-tlb" }, { PT_I2, "returned-before-store-visible" },
+	{ PT_I2, "purged-with-stale-tlb" }, { PT_I2, "purged-before-clear-visible" },
+	{ PT_I2, "purged-while-mapped" }, { PT_I2, "lazy-area-remapped" },
+	{ PT_I3, "returned-with-stale-walk" }, { PT_I3, "returned-before-store-visible" },
+	{ PT_I4, "block-table-change" }, { PT_I4, "table-address-change" }, { PT_I4, "live-oa-change" },
+	{ PT_I4, "live-cont-change" }, { PT_I4, "live-attr-change" }, { PT_I4, "break-not-visible" },
+	{ PT_I4, "tlb-conflict" }, { PT_I4, "table-to-block" }, { PT_I4, "table-replaced-without-tlbi" },
+	{ PT_I4, "block-to-table" },
+	{ PT_I5, "group-mismatch" }, { PT_I5, "group-incomplete" },
+	{ PT_I6, "used-before-barrier" }, { PT_I6, "return-before-barrier" },
+	{ PT_I6, "kernel-inval-no-isb" }, { PT_I6, "table-freed-before-isb" },
+	{ PT_I7, "published-unzeroed" }, { PT_I7, "published-before-zero-visible" },
+	{ PT_I8, "left-mapped" }, { PT_I8, "collateral-unmap" },
+	{ PT_I10, "reference-mismatch" },
+	{ PT_I11, "step-bound" }, { PT_I11, "deadlock" },
+	{ PT_I12, "write-without-owner-lock" }, { PT_I12, "pte-without-ptl" }, { PT_I12, "pmd-without-lock" },
+	{ PT_I12, "lock-held-twice" },
+};
+
+const struct pt_rule *pt_checker_rules(unsigned *n)
+{
+	*n = sizeof(rules) / sizeof(rules[0]);
+	return rules;
+}
+
 /* The rules, one sentence each, cited in every report. */
 static const char RULE_FREE[] =
 	"A page or page table may be freed only after a completed TLBI (TLBI then DSB ISH on the issuing "
@@ -55,6 +90,11 @@ static const char RULE_CONT[] =
 	"Misprogramming of the Contiguous bit (Arm ARM D8.6.1): while any entry of an aligned group of 16 "
 	"is valid with CONT, all 16 must be valid, CONT, attribute-identical and map consecutive output "
 	"addresses from a group-aligned base; a subset is changed only after unfolding the whole group.";
+static const char RULE_PURGE[] =
+	"A lazily freed vmap area keeps its VA reserved until __purge_vmap_area_lazy(): before the VA "
+	"is handed back to the allocator the purge's flush_tlb_kernel_range() (TLBI, DSB ISH) has "
+	"removed every translation of it and its page-table clears are visible, and nothing maps it "
+	"again before that (mm/vmalloc.c: free_vmap_area_noflush, alloc_vmap_area purges and retries).";
 static const char RULE_KMAP[] =
 	"A new valid kernel mapping needs DSB ISHST (the store reaches the walker) then ISB (drop a "
 	"speculative 'invalid translation') on the creating CPU before it is used or its creator "
@@ -498,6 +538,25 @@ static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 	}
 }
 
+/* Does [va, va+size) overlap a vmap area on the purge list? */
+static bool overlaps_lazy_area(const struct pt_machine *m, uint64_t va, uint64_t size)
+{
+	for (uint32_t i = 0; i < pt_machine_nlazy_areas(m); i++) {
+		uint64_t s, e;
+		pt_machine_lazy_area(m, i, &s, &e);
+		if (va < e && s - va < size)
+			return true;
+	}
+	return false;
+}
+
+/* Is a stale kernel translation of [va, va+size) one the purge list defers (the vmap area it
+ * belongs to is reserved until __purge_vmap_area_lazy() flushes it)? */
+static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t size)
+{
+	return kernel_va(va) && pt_machine_va_lazy(m, va, size);
+}
+
 /* ---- hooks ---- */
 
 static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
@@ -607,6 +666,12 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 			}
 		}
 	}
+
+	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
+	if (pt_desc_is_leaf(new, level) && ti.kernel && overlaps_lazy_area(m, va, pt_level_size(level)))
+		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, pt_desc_oa(new), old, new, NULL,
+		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
+		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
 
 	/* I6: a new valid kernel mapping starts owing DSB + ISB */
 	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && ti.kernel && c->nkmaps < MAX_KMAPS) {
@@ -811,33 +876,16 @@ static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, un
 }
 
 /*
- * Is entry (f, idx) being cleared by a lazily flushed kernel unmap?  Its newest store, still in
- * some CPU's store buffer, is an invalid entry written by vunmap() or vfree().  Such a clear
- * needs no barrier of its own (__set_pte_complete(): only valid kernel entries get dsb+isb),
- * and vfree() frees the pages right after it: until __purge_vmap_area_lazy() flushes the VA,
- * nothing may use it, so the page may be freed, reused and freed again meanwhile, by any CPU
- * and any later operation (mm/vmalloc.c: free_vmap_area_noflush()).  The same exemption as a
- * stale fact stamped lazy, for a clear not yet visible.
+ * Is entry (f, idx), mapping kernel va, cleared in program order inside a vmap area on the
+ * purge list?  The clear, still in some CPU's store buffer, needs no barrier of its own
+ * (__set_pte_complete(): only valid kernel entries get dsb+isb), and vfree() frees the pages
+ * right after it: until __purge_vmap_area_lazy() flushes the VA, nothing may use it, so the
+ * page may be freed, reused and freed again meanwhile, by any CPU and any later operation
+ * (mm/vmalloc.c: free_vmap_area_noflush()).  The purge checks the clear is visible.
  */
-static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx)
+static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx, uint64_t va, unsigned level)
 {
-	uint64_t latest = pt_machine_entry_latest(m, f, idx);
-	if (pt_desc_valid(latest))
-		return false;
-	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
-		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
-			uint32_t pf;
-			unsigned pidx;
-			uint64_t val;
-			pt_machine_pending(m, k, i, &pf, &pidx, &val);
-			if (pf != f || pidx != idx || val != latest)
-				continue;
-			unsigned kind = pt_machine_pending_kind(m, k, i);
-			if (kind == PT_OP_VUNMAP || kind == PT_OP_VFREE)
-				return true;
-		}
-	}
-	return false;
+	return !pt_desc_valid(pt_machine_entry_latest(m, f, idx)) && lazily_flushed(m, va, pt_level_size(level));
 }
 
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
@@ -907,7 +955,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	uint32_t n = pt_machine_facts_mapping(m, pa, hits, MAX_HITS);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *fa = pt_machine_fact(m, hits[i]);
-		if (fa->lazy)
+		if (lazily_flushed(m, fa->va, pt_level_size(fa->level)))
 			continue;	/* vmalloc's lazy purge flushes before the VA is reused */
 		struct pt_stale s;
 		stale_from_fact(&s, fa);
@@ -934,7 +982,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		struct pt_stale s = { 0 };
 		if (va >= PT_LINEAR_MAP_START && va < PT_LINEAR_MAP_END)
 			continue;	/* the linear map aliases all of RAM, allocated or free */
-		if (kernel_va(va) && lazily_cleared(m, tf, idx))
+		if (lazily_cleared(m, tf, idx, va, t->level))
 			continue;	/* vfree: unmapped without a flush, freed; the lazy purge flushes */
 		if (!pp->live) {
 			stale_from_pos(c, &s, pp);
@@ -1177,7 +1225,7 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 	/* I2: translations this operation removed or reduced may still be cached */
 	for (uint32_t i = 0; i < pt_machine_nfacts(m); i++) {
 		const struct pt_fact *f = pt_machine_fact(m, i);
-		if (f->op != op->id || f->lazy)
+		if (f->op != op->id || lazily_flushed(m, f->va, pt_level_size(f->level)))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -1200,8 +1248,8 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		bool found;
 		uint64_t va = entry_va(c, f, idx, &found);
 		if (fr->state != PT_FS_TABLE || !fr->level_known || !found ||
-		    ((op->kind == PT_OP_VUNMAP || op->kind == PT_OP_VFREE) && kernel_va(va)))
-			continue;	/* vunmap/vfree flush lazily: the purge flushes before the VA is reused */
+		    lazily_flushed(m, va, pt_level_size(fr->level)))
+			continue;	/* on the purge list: the purge flushes before the VA is reused */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
 		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level)) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, pt_desc_oa(vis), vis, now, NULL,
@@ -1221,10 +1269,12 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 	/* I3: tables this operation unhooked or moved may still be walk-cached */
 	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
 		const struct pt_pos *p = pt_machine_stale_pos(m, i);
-		if (p->op != op->id || p->lazy)
+		if (p->op != op->id)
 			continue;
 		struct pt_stale s;
 		stale_from_pos(c, &s, p);
+		if (lazily_flushed(m, s.va, s.size))
+			continue;
 		report(c, PT_I3, cpu, "returned-with-stale-walk", RULE_WALK, p->va, s.desc & PT_DESC_OA_MASK, 0, 0, &s,
 		       "%s returned while a walk-cache entry for va 0x%llx (%s) may still point at table 0x%llx "
 		       "(unhooked at event %llu)", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)p->va,
@@ -1270,6 +1320,71 @@ static void on_step(void *ctx, struct pt_machine *m, unsigned cpu, const struct 
 	}
 }
 
+/*
+ * I2 at __purge_vmap_area_lazy(): the lazily freed areas inside [start, end) go back to the
+ * allocator.  Its flush must have removed whatever their unmapping left cached, and the clears
+ * (made on any CPU, ordered before the purge's DSB through vn->lazy.lock) must be visible.
+ */
+static void purge_area(struct pt_checker *c, unsigned cpu, uint64_t a, uint64_t e)
+{
+	struct pt_machine *m = c->m;
+	char tb[32];
+	for (uint32_t i = 0; i < pt_machine_nfacts(m); i++) {
+		const struct pt_fact *f = pt_machine_fact(m, i);
+		if (!kernel_va(f->va) || f->va >= e || f->va + pt_level_size(f->level) <= a)
+			continue;
+		struct pt_stale s;
+		stale_from_fact(&s, f);
+		report(c, PT_I2, cpu, "purged-with-stale-tlb", RULE_PURGE, f->va, pt_desc_oa(f->desc), f->desc, 0, &s,
+		       "vmap area [0x%llx, 0x%llx) purged while the translation of va 0x%llx (%s, level %u, stale "
+		       "since event %llu) may still be cached", (unsigned long long)a, (unsigned long long)e,
+		       (unsigned long long)f->va, tagname(f->global, f->asid, tb, sizeof(tb)), f->level,
+		       (unsigned long long)f->since);
+		return;
+	}
+	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
+		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
+			uint32_t f;
+			unsigned idx;
+			uint64_t val;
+			pt_machine_pending(m, k, i, &f, &idx, &val);
+			const struct pt_frame *fr = pt_machine_frame(m, f);
+			bool found;
+			uint64_t va = entry_va(c, f, idx, &found);
+			if (fr->state != PT_FS_TABLE || !fr->level_known || !found || !kernel_va(va) || va >= e ||
+			    va + pt_level_size(fr->level) <= a)
+				continue;
+			uint64_t vis = pt_machine_entry_visible(m, f, idx);
+			if (!pt_desc_is_leaf(vis, fr->level))
+				continue;
+			report(c, PT_I2, cpu, "purged-before-clear-visible", RULE_PURGE, va, pt_desc_oa(vis), vis, val,
+			       NULL,
+			       "vmap area [0x%llx, 0x%llx) purged while cpu%u's clear of va 0x%llx is not yet visible "
+			       "(no DSB after it, and none ordered before the purge's flush)", (unsigned long long)a,
+			       (unsigned long long)e, k, (unsigned long long)va);
+			return;
+		}
+	}
+	struct inside_ctx x = { 0 };
+	pt_walk_range(m, true, 0, a, e, inside_leaf, &x);
+	if (x.found)
+		report(c, PT_I2, cpu, "purged-while-mapped", RULE_PURGE, x.va, pt_desc_oa(x.desc), x.desc, 0, NULL,
+		       "vmap area [0x%llx, 0x%llx) purged while va 0x%llx is still mapped (level %u)",
+		       (unsigned long long)a, (unsigned long long)e, (unsigned long long)(x.va < a ? a : x.va),
+		       x.level);
+}
+
+static void on_vmap_purge(void *ctx, struct pt_machine *m, unsigned cpu, uint64_t start, uint64_t end)
+{
+	struct pt_checker *c = ctx;
+	for (uint32_t i = 0; i < pt_machine_nlazy_areas(m); i++) {
+		uint64_t a, e;
+		pt_machine_lazy_area(m, i, &a, &e);
+		if (a >= start && e <= end)
+			purge_area(c, cpu, a, e);
+	}
+}
+
 static void on_lock(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended)
 {
 	struct pt_checker *c = ctx;
@@ -1296,6 +1411,7 @@ static const struct pt_observer checker_observer = {
 	.lock = on_lock,
 	.table_zero_publish = on_zero_publish,
 	.step = on_step,
+	.vmap_purge = on_vmap_purge,
 };
 
 /* The per-CPU states of a machine with ncpus CPUs, as calloc() leaves them. */

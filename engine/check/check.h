@@ -34,6 +34,13 @@ int pt_checker_report(struct pt_checker *c, unsigned id, const char *tag, const 
 		      uint64_t pa, uint64_t old_desc, uint64_t new_desc, const struct pt_stale *stale,
 		      const char *fmt, ...) __attribute__((format(printf, 10, 11)));
 
+/* A rule: invariant id and tag, as in a signature I<id>/<kind>/<tag>/<site>. */
+struct pt_rule {
+	unsigned id;
+	const char *tag;
+};
+/*! pt_checker_rules() : every rule the checkers (and the model's checks) can report; *n gets the count. */
+const struct pt_rule *pt_checker_rules(unsigned *n);
 /*! pt_checker_set_site() : the model routine now running (part of signatures), NULL for none. */
 void pt_checker_set_site(struct pt_checker *c, const char *site);
 

@@ -126,6 +126,14 @@ void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls,
 	mm_emit(mm, t, &ev);
 }
 
+/* free_vmap_area_noflush() / __purge_vmap_area_lazy(): the purge list's bookkeeping, told to
+ * the machine as it changes (under vn->lazy.lock: not a scheduling point of its own) */
+void mm_vmap_area(struct mm_model *mm, struct mm_thread *t, enum pt_vmap_area_ev what, uint64_t va, uint64_t len)
+{
+	struct pt_event ev = { .kind = PT_EV_VMAP_AREA, .op = (uint8_t)what, .va = va, .len = len };
+	emit_now(mm, t, &ev);
+}
+
 /* ---- the page allocator: deterministic, per-order free lists, splitting, one bump region per node ---- */
 
 static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)

@@ -180,8 +180,8 @@ int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s
 		order = 0;
 	uint64_t size = PAGE_SIZE << order;
 	uint64_t base = ALIGN_DOWN(addr, size);
-	if (order && (base < v->start || base + size > v->end))
-		order = 0;	/* the folio must fit the VMA */
+	if (order && (base < v->start || base + size > v->end) && !mm_variant(mm, MMV_ANON_FOLIO_PAST_VMA))
+		order = 0;	/* the folio must fit the VMA (thp_vma_suitable_order()) */
 	if (order == 9) {
 		uint64_t pmdp = mm_walk_entry(mm, t, s, base, 2);
 		if (!pmdp || pte_none(mm_read(mm, t, pmdp))) {
@@ -216,6 +216,8 @@ int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 		mm_emit(mm, t, &acc);
 	}
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
-	ref_check(mm, t, s, start, end, "touch");
+	/* the faults map whole folios (up to a PMD) around the pages touched: check out to the
+	 * PMDs around the range, where a folio that overran its VMA would be */
+	ref_check(mm, t, s, ALIGN_DOWN(start, PMD_SIZE), ALIGN_UP(end, PMD_SIZE), "touch");
 	return rc;
 }

@@ -232,11 +232,13 @@ static uint64_t tlb_get_unmap_size(const struct mmu_gather *tlb)
 /*
  * tlb_get_level() (arm64): the TTL hint is only valid for leaf entries of a single
  * level; with a table freed or levels mixed it must be "unknown", or the TLBI may
- * miss the walk-cache entries (oracle-semantics.md, TTL).
+ * miss the walk-cache entries (oracle-semantics.md, TTL).  The variant is the code
+ * before "arm64: tlb: fix the TTL value of tlb_get_level" (2020): the leaf level of
+ * the cleared entries is passed even when page tables were freed.
  */
-static unsigned tlb_get_level(const struct mmu_gather *tlb)
+static unsigned tlb_get_level(const struct mm_model *mm, const struct mmu_gather *tlb)
 {
-	if (tlb->freed_tables)
+	if (tlb->freed_tables && !mm_variant(mm, MMV_TLB_TTL_FREED_TABLES))
 		return TLBI_TTL_UNKNOWN;
 	if (tlb->cleared_ptes && !(tlb->cleared_pmds || tlb->cleared_puds || tlb->cleared_p4ds))
 		return 3;
@@ -252,7 +254,7 @@ static void tlb_flush(struct mm_model *mm, struct mm_thread *t, struct mmu_gathe
 {
 	bool last_level = !tlb->freed_tables;
 	__flush_tlb_range(mm, t, tlb->s, tlb->start, tlb->end, tlb_get_unmap_size(tlb), last_level,
-			  tlb_get_level(tlb));
+			  tlb_get_level(mm, tlb));
 }
 
 static void tlb_flush_mmu_tlbonly(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)

@@ -77,6 +77,7 @@ enum mm_variant_id {
 	MMV_HUGETLB_BBM_ELIDE_FIRST_ONLY, MMV_HUGETLB_USER_FLUSH_FOR_KERNEL, MMV_KERNEL_PGTABLE_FLUSH_NO_ISB,
 	MMV_HUGETLB_WRONG_STRIDE, MMV_MPROTECT_NUMA_ZERO_STEP, MMV_MPROTECT_BATCH_OVERRUN,
 	MMV_PGTABLE_NO_ZERO_DSB, MMV_PGTABLE_FIXMAP_NO_FLUSH, MMV_CONTPTE_NO_UNFOLD,
+	MMV_TLB_TTL_FREED_TABLES, MMV_ANON_FOLIO_PAST_VMA,
 	/* baselines: correct but costlier pre-patch logic */
 	MMV_VMALLOC_PRE_CONTPTE, MMV_VMALLOC_NO_LAZY_MMU, MMV_PGTABLE_FIXMAP_TWICE, MMV_MREMAP_NO_MOVE_PMD,
 	MMV_MPROTECT_NO_BATCH, MMV_USER_PRE_CONTPTE, MMV_MREMAP_NO_REALIGN, MMV_UNMAPPED_AREA_NO_THP_ALIGN,
@@ -238,6 +239,7 @@ void mm_tlbi(struct mm_model *mm, struct mm_thread *t, enum pt_tlbi op, uint64_t
 	     unsigned ttl, unsigned num, unsigned scale);
 void mm_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 void mm_unlock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key);
+void mm_vmap_area(struct mm_model *mm, struct mm_thread *t, enum pt_vmap_area_ev what, uint64_t va, uint64_t len);
 /* the page allocator; tables come zeroed (__GFP_ZERO: zeroing by this CPU, ordered by its next barrier) */
 uint64_t mm_alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level);
 uint64_t mm_alloc_table_nozero(struct mm_model *mm, struct mm_thread *t, unsigned level);

@@ -271,6 +271,7 @@ struct walk_cache {
 	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
 	const uint64_t *pte;		/* NULL: none cached */
 	uint32_t pte_frame;
+	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
 };
 
 /* pt_walk() of va in s over the latest tables, as pt_walk() answers it. */
@@ -395,6 +396,35 @@ static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped
 	*gotp = got;
 }
 
+/*
+ * What the syscalls asked for at a user va: a page only inside a VMA, with at most the VMA's
+ * permissions (mmap, mprotect), whatever the model's own routines wrote in the reference (a
+ * fault writes its words itself: a folio mapped past vm_end would agree with them).  The
+ * reference word gives the page's identity, and a NUMA hint that keeps it inaccessible.
+ */
+static uint64_t want_in_vma(uint64_t want, const struct mm_vma *v)
+{
+	if (!v)
+		return 0;	/* outside every VMA nothing may be mapped */
+	if (!(want & REF_PRESENT))
+		return want;
+	/* the VMA's permissions bound the page's: fewer is legal (a hugetlb page write-protected
+	 * for fork's COW), more never */
+	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC, vp = ref_prot(v->prot);
+	return (want & ~(perm & ~vp)) | (vp & REF_NUMA);
+}
+
+static uint64_t ref_want(struct mm_space *s, uint64_t va, struct walk_cache *wc)
+{
+	uint64_t want = ref_get(s, va);
+	if (s->kernel)
+		return want;	/* init_mm's vm areas: vmalloc/vmap give page and protection */
+	const struct mm_vma *v = wc->vma;
+	if (!v || va < v->start || va >= v->end)
+		v = wc->vma = find_vma(s, va);
+	return want_in_vma(want, v);
+}
+
 /* One page: the reference against what the page tables give; reports I10 and returns false on a
  * mismatch. */
 static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va, const char *opname,
@@ -402,14 +432,15 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 {
 	if (in_flux(fx, va))
 		return true;
-	uint64_t want = ref_get(s, va);
+	uint64_t want = ref_want(s, va, wc);
 	struct pt_walk_result r;
 	bool mapped = walk_page(mm, s, va, wc, &r);
 	uint64_t got;
 	page_words(s, va, mapped, &r, &want, &got);
 	if (got == want)
 		return true;
-	const char *what = !want ? "is mapped where the call left nothing" :
+	const char *what = !want && !find_vma(s, va) && !s->kernel ? "is mapped outside every VMA" :
+			   !want ? "is mapped where the call left nothing" :
 			   !got ? "is not mapped where the call left a page" :
 			   (got & PT_DESC_OA_MASK) != (want & PT_DESC_OA_MASK) ? "maps another page" :
 			   "has other permissions";
@@ -426,16 +457,27 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
  * end, the end of the table's 2M, or a page that does not agree (ref_check_page() then
  * reports it).
  */
-static uint64_t ref_check_pte_run(const struct mm_space *s, uint64_t va, uint64_t end, const struct walk_cache *wc)
+static uint64_t ref_check_pte_run(struct mm_space *s, uint64_t va, uint64_t end, const struct walk_cache *wc)
 {
 	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
 	uint64_t stop = wc->pte_lo + PMD_SIZE < end ? wc->pte_lo + PMD_SIZE : end;
+	const struct mm_vma *v = NULL;
+	if (!s->kernel) {
+		/* one VMA bounds the run, as ref_want() bounds each page */
+		v = find_vma(s, va);
+		if (!v)
+			return va;
+		if (v->end < stop)
+			stop = v->end;
+	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	for (; va < stop; va += PAGE_SIZE) {
 		if (va >= wc->lo && va < wc->hi)
 			break;	/* walk_page() answers from the range cache first */
 		unsigned i = pt_index(va, 3);
 		uint64_t want = c && word_present(c, i) ? c->word[i] : 0, got;
+		if (!s->kernel)
+			want = want_in_vma(want, v);
 		unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
 		struct pt_walk_result r = { .level = 3, .desc = wc->pte[idx], .frame = wc->pte_frame, .idx = idx };
 		bool mapped = pt_desc_is_leaf(r.desc, 3);

@@ -562,8 +562,10 @@ static void __purge_vmap_area_lazy(struct vmap_op *op)
 		flush_tlb_kernel_range(mm, t, start, end);
 		for (uint64_t i = 0; i < n; i++) {
 			struct mm_vma *v = find_vma(k, span[2 * i]);
-			if (v && v->start == span[2 * i] && v->end == span[2 * i + 1] && (v->flags & VM_AREA_LAZY))
+			if (v && v->start == span[2 * i] && v->end == span[2 * i + 1] && (v->flags & VM_AREA_LAZY)) {
+				mm_vmap_area(mm, t, PT_VMAP_AREA_PURGE, v->start, v->end - v->start);
 				vma_remove_range(k, v->start, v->end);	/* back to the free tree */
+			}
 		}
 	}
 	free(span);
@@ -597,6 +599,7 @@ static void free_vmap_area_noflush(struct vmap_op *op, uint64_t va)
 	uint64_t nr_lazy = 0;
 	if (v && v->start == va) {
 		v->flags = VM_AREA_LAZY;
+		mm_vmap_area(op->mm, op->t, PT_VMAP_AREA_LAZY, v->start, v->end - v->start);
 		for (uint32_t i = 0; i < op->k->nvma; i++)
 			if (op->k->vma[i].flags & VM_AREA_LAZY)
 				nr_lazy += (op->k->vma[i].end - op->k->vma[i].start) >> PAGE_SHIFT;
