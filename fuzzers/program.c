@@ -50,9 +50,14 @@
 #define MAX_KUSED 96u			/* vm area ranges ever handed out */
 
 struct region { uint64_t va, len; uint8_t asid, prot, order; bool live; };
-struct area { uint64_t va, len; uint32_t owner; bool alloc, huge, live, reserved; };
+struct area {
+	uint64_t va, len;
+	uint32_t owner;		/* the context that made it */
+	uint32_t last;		/* the context of its last op (made, freed), 0 once it surely ran */
+	bool alloc, huge, live, reserved;
+};
 struct thread { uint32_t tid; uint16_t cpu; };
-struct bank { uint64_t pa, len; uint32_t owner; };
+struct bank { uint64_t pa, len; uint32_t owner; bool gone; };
 
 struct dec {
 	const uint8_t *p, *end;
@@ -75,6 +80,7 @@ struct dec {
 	struct bank kused[MAX_KUSED];	/* every vm area's VA (va, len): live, lazily freed or gone */
 	unsigned nkused;
 	bool kused_full;
+	unsigned max;			/* events to emit at most */
 	bool literal;			/* decoding a literal record: its CPU is kept */
 };
 
@@ -421,27 +427,54 @@ static void op_pageout(struct dec *d, const uint8_t *r)
 	forget_huge(d, e.va, K4);
 }
 
+/*
+ * The window of an IRQ or a kernel access record: with the record's bit 0x80 of byte 7,
+ * the CPU's thread first runs 1..32 stores (or any scheduling points) into its queued
+ * work and stops there, in the middle of a routine (a lazy-MMU section, a break-before-
+ * make sequence), and what the record does comes then.  The same events as a sched
+ * record before it; one record, so that the fuzzer finds the window in one step.
+ */
+static void preempt(struct dec *d, unsigned cpu, uint8_t b)
+{
+	struct thread *t = thread_on(d, cpu);
+	if (!(b & 0x80) || !t || d->prog->n + 2 > d->max)
+		return;	/* the program keeps to max_ops events */
+	struct pt_event e = { .kind = PT_EV_SCHED, .cpu = t->cpu, .tid = t->tid,
+			      .op = b & 0x40 ? PT_SCHED_ANY : PT_SCHED_PT_WRITE, .len = 1 + (b & 0x1f) };
+	emit(d, &e);
+}
+
 static void op_access(struct dec *d, const uint8_t *r)
 {
 	struct pt_event e = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)cpu_of(d, r[1]) };
 	if (r[6] & 0x80) {
-		/* a kernel access: through an area the program made (live or gone), or a
-		 * kernel huge page it set (with VMAP_STACK the CPU's own stack is such an
-		 * address: it may run on while another op of its is suspended) */
-		unsigned nk = 0, k[MAX_HUGE];
-		for (unsigned i = 0; i < d->nhset; i++)
-			if (d->hset[i].pa >= PT_KERNEL_VA)
-				k[nk++] = i;
-		if (!d->narea && !nk)
+		/* a kernel access: through an area the program made (live or gone) whose
+		 * making or freeing surely ran: a kernel address is used only once the
+		 * vmalloc that maps it returned (nothing orders an access after an op
+		 * still queued: it runs at once) */
+		struct area *a = NULL;
+		for (unsigned i = 0; i < d->narea && !a; i++)
+			if (!d->area[(r[2] + i) % d->narea].last)
+				a = &d->area[(r[2] + i) % d->narea];
+		if (!a)
 			return;
-		unsigned pick = r[2] % (d->narea + nk);
-		if (pick < d->narea) {
-			struct area *a = &d->area[pick];
-			e.va = a->va + offset_in(a->len, r[3], r[5]);
-		} else {
-			struct bank *h = &d->hset[k[pick - d->narea]];
-			e.va = h->pa + offset_in(h->len, r[3], r[5]);
+		if (r[7] & 0x80 && d->nthr) {
+			/* on the CPU of a thread stopped mid-op (preempt()), through an area
+			 * that op cannot be making: one an op that ran made (with VMAP_STACK,
+			 * the CPU's stack is one) */
+			struct thread *t = &d->thr[r[4] % d->nthr];
+			a = NULL;
+			for (unsigned i = 0; i < d->narea && !a; i++) {
+				struct area *c = &d->area[(r[2] + i) % d->narea];
+				if (c->live && !c->last)
+					a = c;
+			}
+			if (!a)
+				return;
+			e.cpu = t->cpu;
+			preempt(d, t->cpu, r[7]);
 		}
+		e.va = a->va + offset_in(a->len, r[3], r[5]);
 	} else {
 		uint64_t len;
 		uint8_t asid = 1;
@@ -543,7 +576,8 @@ static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 		return false;
 	if (slot == d->narea)
 		d->narea++;
-	d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
+	uint32_t ctx = context_of(d, e->cpu, irq);
+	d->area[slot] = (struct area){ e->va, e->len, ctx, ctx, e->kind == PT_EV_VMALLOC,
 				       e->flags & PT_MAP_HUGE, true, false };
 	ktables_note(d, e, irq);
 	return true;
@@ -588,7 +622,8 @@ static bool op_vmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event *
 static void area_gone(struct dec *d, struct area *a, const struct pt_event *e, bool irq)
 {
 	a->live = false;
-	a->reserved = context_of(d, e->cpu, irq) != 0;
+	a->last = context_of(d, e->cpu, irq);
+	a->reserved = a->last != 0;
 }
 
 /* A live area of the kind asked for (vmap for vunmap, vmalloc for vfree), or any with allow_contract. */
@@ -695,7 +730,21 @@ static void op_irq(struct dec *d, const uint8_t *r)
 	}
 	e.op = PT_OP_VMAP;
 	e.kind = PT_EV_IRQ;	/* the IRQ record carries va, len, pa */
+	preempt(d, e.cpu, r[7]);
 	emit(d, &e);
+}
+
+/*
+ * A kernel huge page has one owner at a time: nothing serializes two ops on one
+ * init_mm range (no mmap lock, no fault mutex), so a clear and a set racing on it would
+ * be the caller's bug (the default model reports I5 / I10 on one: a contpte range half
+ * cleared and set meanwhile).  Each op on it makes its context the owner, and the next
+ * op goes after it (order_after()).  User hugetlb ops are serialized by their locks.
+ */
+static void huge_owner(struct dec *d, struct bank *h, const struct pt_event *e)
+{
+	if (h->pa >= PT_KERNEL_VA)
+		h->owner = context_of(d, e->cpu, false);
 }
 
 /* hugetlb: the kernel sets its own huge pages and changes only those it set (and did not clear). */
@@ -726,12 +775,21 @@ static bool huge_ok(struct dec *d, struct pt_event *e)
 			d->hset[d->nhset++] = (struct bank){ e->va, e->len, context_of(d, e->cpu, false) };
 			return true;
 		}
-		return order_after(d, d->hset[i].owner, e, false);
+		if (!order_after(d, d->hset[i].owner, e, false))
+			return false;
+		huge_owner(d, &d->hset[i], e);
+		d->hset[i].gone = false;
+		return true;
 	}
-	if (i == d->nhset || !order_after(d, d->hset[i].owner, e, false))
+	if (i == d->nhset || d->hset[i].gone || !order_after(d, d->hset[i].owner, e, false))
 		return false;
-	if (e->op == PT_HUGE_CLEAR)
-		d->hset[i] = d->hset[--d->nhset];
+	huge_owner(d, &d->hset[i], e);
+	if (e->op == PT_HUGE_CLEAR) {
+		if (d->hset[i].owner)
+			d->hset[i].gone = true;	/* a set of it again waits for this clear */
+		else
+			d->hset[i] = d->hset[--d->nhset];
+	}
 	return true;
 }
 
@@ -756,6 +814,8 @@ static void op_hugetlb(struct dec *d, const uint8_t *r)
 		e.va = h->pa;
 		e.len = h->len;
 		e.asid = h->pa >= PT_KERNEL_VA ? 0 : 1;
+		if (d->nthr)
+			e.cpu = d->thr[r[1] % d->nthr].cpu;	/* by a thread: it may stop mid-op */
 	}
 	switch (r[5] % 8) {
 	case 0: case 1: case 2:
@@ -826,6 +886,8 @@ static void op_thread(struct dec *d, const uint8_t *r)
 	emit(d, &e);
 }
 
+static void sched_done(struct dec *d, const struct pt_event *e);
+
 static void op_sched(struct dec *d, const uint8_t *r)
 {
 	static const uint8_t on[] = { PT_SCHED_ANY, PT_SCHED_ANY, PT_SCHED_PT_WRITE, PT_SCHED_PT_WRITE,
@@ -841,6 +903,7 @@ static void op_sched(struct dec *d, const uint8_t *r)
 	/* a few steps, a window into the middle of a routine; 0: to the end of its queue */
 	e.len = r[4] % 4 == 0 ? 0 : r[4] % 4 == 1 ? 1 + r[5] % 4 : 1 + r[5] % 32;
 	emit(d, &e);
+	sched_done(d, &e);
 }
 
 static void op_migrate(struct dec *d, const uint8_t *r)
@@ -872,6 +935,35 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 			return true;
 	}
 	return false;
+}
+
+/* A literal access to kernel VA: not through an area or kernel huge page an op that may
+ * not have run yet is making, changing or freeing (see op_access()). */
+static bool kernel_access_ok(const struct dec *d, const struct pt_event *e)
+{
+	if (e->va < PT_KERNEL_VA)
+		return true;
+	for (unsigned i = 0; i < d->narea; i++)
+		if (d->area[i].last && e->va >= d->area[i].va && e->va - d->area[i].va < d->area[i].len)
+			return false;
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (d->hset[i].owner && e->va >= d->hset[i].pa && e->va - d->hset[i].pa < d->hset[i].len)
+			return false;
+	return true;
+}
+
+/* A sched to the end of its queue (steps=0) of the program's only thread: what it was
+ * making or freeing has run (no other thread can hold a lock it would wait for). */
+static void sched_done(struct dec *d, const struct pt_event *e)
+{
+	if (e->kind != PT_EV_SCHED || e->len || d->nthr != 1)
+		return;
+	for (unsigned i = 0; i < d->narea; i++)
+		if (d->area[i].last == e->tid)
+			d->area[i].last = 0;
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (d->hset[i].owner == e->tid)
+			d->hset[i].owner = 0;
 }
 
 static bool user_kind(unsigned k)
@@ -906,7 +998,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 	}
 	switch (e->kind) {
 	case PT_EV_ACCESS:
-		return true;
+		return kernel_access_ok(d, e);
 	case PT_EV_VMALLOC:
 	case PT_EV_VMAP: {
 		if (e->kind == PT_EV_VMAP && e->pa & (K4 - 1))
@@ -962,8 +1054,10 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 			struct thread *t = &d->thr[i];
 			if (t->tid != e->tid)
 				continue;
-			if (e->kind == PT_EV_SCHED)
+			if (e->kind == PT_EV_SCHED) {
+				sched_done(d, e);
 				return true;
+			}
 			if (e->cpu != t->cpu || e->len >= d->cpus || thread_on(d, (unsigned)e->len))
 				return false;
 			t->cpu = (uint16_t)e->len;
@@ -1062,7 +1156,8 @@ void pt_program_decode(const uint8_t *data, size_t size, const struct pt_program
 	p->h.cpus = d->cpus;
 	unsigned max = d->o->max_ops ? d->o->max_ops : PT_PROG_MAX_OPS;
 	size_t pos = 1;
-	for (unsigned nrec = 0; pos < size && nrec < max; nrec++) {
+	d->max = max;
+	for (unsigned nrec = 0; pos < size && nrec < max && p->n < max; nrec++) {
 		size_t len = pt_program_record_len(data, size, pos);
 		if (data[pos] == PT_PROG_LITERAL) {
 			op_literal(d, data + pos + 2 > data + size ? data + size : data + pos + 2, data + pos + len);

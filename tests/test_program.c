@@ -275,6 +275,34 @@ static void test_irq_maps_only_into_existing_tables(void **state)
 	pt_program_free(&p);
 }
 
+/*
+ * A kernel address is used only once the op that maps it surely ran: a default-model
+ * I6/missed-barrier/kernel-map/used-before-barrier/arch found by fuzzing was an access
+ * from another CPU to the area a suspended thread was still vmalloc'ing (the caller's
+ * bug).  The same access after that thread ran to the end of its queue is kept.
+ */
+static void test_kernel_access_waits_for_its_mapping(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	const struct pt_event ev[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA + 0x100000, .len = 0x1000, .pa = 0x1000000 },
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x4000 },
+		{ .kind = PT_EV_SCHED, .cpu = 0, .tid = 10, .op = PT_SCHED_PT_WRITE, .len = 2 },
+		{ .kind = PT_EV_ACCESS, .cpu = 1, .va = KVA },
+		{ .kind = PT_EV_ACCESS, .cpu = 1, .va = KVA + 0x100000 },
+	};
+	assert_int_equal(decode_events(ev, 6, 2, &p), 1);
+	assert_int_equal(p.ev[p.n - 1].va, KVA + 0x100000);
+	struct pt_event done[6];
+	memcpy(done, ev, sizeof(done));
+	done[3].len = 0;	/* to the end of its queue: the vmalloc returned */
+	assert_int_equal(decode_events(done, 6, 2, &p), 0);
+	pt_program_free(&p);
+}
+
 /* The same rule checked from outside on random programs: every IRQ the decoder emits is a
  * 4K-page vmap inside 2M ranges a non-huge vmalloc / vmap issued before any thread
  * covered, that no huge kernel mapping issued since overlaps, at VA no area had before. */
@@ -500,6 +528,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_contracts_are_kept_unless_allowed),
 		cmocka_unit_test(test_irq_maps_only_into_existing_tables),
 		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
+		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
