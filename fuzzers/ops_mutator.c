@@ -179,6 +179,8 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 			default:
 				rec[0] = next(rng) & 1 ? TAG_IRQ : TAG_ACCESS;
 				rec[6] |= rec[0] == TAG_ACCESS ? 0x80 : 0;	/* a kernel access */
+				if (next(rng) & 1)
+					rec[7] |= 0x80;	/* after stopping the CPU's thread mid-op */
 				if (s < n)
 					pos = off[s] + rec_len(size, off, n, s);
 				break;

@@ -429,18 +429,19 @@ static void op_pageout(struct dec *d, const uint8_t *r)
 
 /*
  * The window of an IRQ or a kernel access record: with the record's bit 0x80 of byte 7,
- * the CPU's thread first runs 1..32 stores (or any scheduling points) into its queued
+ * the CPU's thread first runs 1..32 stores (or any scheduling points; 1..8 before an IRQ:
+ * a lazy-MMU section is a few stores in) into its queued
  * work and stops there, in the middle of a routine (a lazy-MMU section, a break-before-
  * make sequence), and what the record does comes then.  The same events as a sched
  * record before it; one record, so that the fuzzer finds the window in one step.
  */
-static void preempt(struct dec *d, unsigned cpu, uint8_t b)
+static void preempt(struct dec *d, unsigned cpu, uint8_t b, unsigned most)
 {
 	struct thread *t = thread_on(d, cpu);
 	if (!(b & 0x80) || !t || d->prog->n + 2 > d->max)
 		return;	/* the program keeps to max_ops events */
 	struct pt_event e = { .kind = PT_EV_SCHED, .cpu = t->cpu, .tid = t->tid,
-			      .op = b & 0x40 ? PT_SCHED_ANY : PT_SCHED_PT_WRITE, .len = 1 + (b & 0x1f) };
+			      .op = b & 0x40 ? PT_SCHED_ANY : PT_SCHED_PT_WRITE, .len = 1 + (b & 0x1f) % most };
 	emit(d, &e);
 }
 
@@ -472,7 +473,7 @@ static void op_access(struct dec *d, const uint8_t *r)
 			if (!a)
 				return;
 			e.cpu = t->cpu;
-			preempt(d, t->cpu, r[7]);
+			preempt(d, t->cpu, r[7], 32);
 		}
 		e.va = a->va + offset_in(a->len, r[3], r[5]);
 	} else {
@@ -730,7 +731,7 @@ static void op_irq(struct dec *d, const uint8_t *r)
 	}
 	e.op = PT_OP_VMAP;
 	e.kind = PT_EV_IRQ;	/* the IRQ record carries va, len, pa */
-	preempt(d, e.cpu, r[7]);
+	preempt(d, e.cpu, r[7], 8);
 	emit(d, &e);
 }
 
