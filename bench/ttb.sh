@@ -94,7 +94,7 @@ trial_libfuzzer() {
 		times; } | tail -n 1 | cpu_seconds)
 	local t1; t1=$(now)
 	local crash; crash=$(ls "$dir"/crash-* 2>/dev/null | head -n 1 || true)
-	report "$crash" "$cpu" "$(echo "$t1 - $t0" | bc)" "${env[@]}"
+	report "$crash" "$cpu" "$(echo "$t1 - $t0" | bc)" "$cpu" "${env[@]}"
 }
 
 trial_afl() {
@@ -110,7 +110,7 @@ trial_afl() {
 	# AFL++'s own clock: the time: (ms since its start) in the name of its first crash
 	local own=-
 	[[ $crash =~ ,time:([0-9]+) ]] && own=$(echo "scale=3; ${BASH_REMATCH[1]} / 1000" | bc)
-	report "$crash" "$own" "$(echo "$t1 - $t0" | bc)" "${env[@]}"
+	report "$crash" "$own" "$(echo "$t1 - $t0" | bc)" - "${env[@]}"
 }
 
 # bash's `times` line for the children ("0m1.234s 0m0.056s"): their user + system seconds
@@ -119,16 +119,17 @@ cpu_seconds() {
 }
 
 # The invariant the crash shows, replayed by the plain driver under the same configuration.
-# Prints "SECONDS INVARIANT wall=WALL": SECONDS on the fuzzer's own clock (see the header).
+# Prints "SECONDS INVARIANT wall=WALL cpu=CPU": SECONDS on the fuzzer's own clock (see the
+# header), CPU the CPU seconds the whole trial used (libFuzzer; - for AFL++), found or not.
 report() {
-	local crash=$1 sec=$2 wall=$3 env=("${@:4}")
+	local crash=$1 sec=$2 wall=$3 cpu=$4 env=("${@:5}")
 	if [ -z "$crash" ] || [ "$sec" = - ]; then
-		printf -- '- - wall=%.1f\n' "$wall"
+		printf -- '- - wall=%.1f cpu=%s\n' "$wall" "$cpu"
 		return
 	fi
 	local inv
 	inv=$(env "${env[@]}" "$regress" "$crash" 2>&1 | grep -o 'ptfuzz finding: I[0-9]*' | head -n 1 | awk '{print $3}')
-	printf '%.2f %s wall=%.1f\n' "$sec" "${inv:--}" "$wall"
+	printf '%.2f %s wall=%.1f cpu=%s\n' "$sec" "${inv:--}" "$wall" "$cpu"
 }
 
 results=$out/results.txt
@@ -155,7 +156,7 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 budget, trials = float(sys.argv[2]), int(sys.argv[3])
 by = {}
-for v, e, t, sec, inv, wall, exp in rows:
+for v, e, t, sec, inv, *_, exp in rows:
     exp = exp.split("=", 1)[1].split(",")
     ok = sec != "-" and (v == "default" or inv in exp)
     by.setdefault((v, e), []).append(float(sec) if ok else None)

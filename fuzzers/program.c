@@ -691,19 +691,11 @@ static void op_kernel(struct dec *d, const uint8_t *r, unsigned what)
  * area ever had, so that most IRQ records land; the interrupted thread may be anywhere,
  * in the middle of a lazy-MMU section in particular.
  *
- * Interrupts come only on the CPU of the program's threads, if it has any (a biased
- * record is sent there, whatever its CPU byte says): a handler
- * cannot wait for anything a thread suspended on another CPU holds (none of what the
- * handler does takes a lock, but the model's handler runs at once, and on one CPU is
- * where Catalin's interleaving is).
+ * Such a handler takes no lock and allocates nothing, so it never waits for what a
+ * thread suspended on any CPU holds: an interrupt may come on any CPU.  A biased record
+ * sends it to the CPU of one of the program's threads, if it has any (whatever its CPU
+ * byte says): on top of that thread is where Catalin's interleaving is.
  */
-static bool irq_ok(const struct dec *d, unsigned cpu)
-{
-	for (unsigned i = 0; i < d->nthr; i++)
-		if (d->thr[i].cpu != cpu)
-			return false;
-	return true;
-}
 
 static void op_irq(struct dec *d, const uint8_t *r)
 {
@@ -711,8 +703,8 @@ static void op_irq(struct dec *d, const uint8_t *r)
 	static const uint64_t pa_skew[] = { 0, 0, K4, K64, M2, M2 + K64 };
 	struct pt_event e = { .kind = PT_EV_VMAP, .cpu = (uint16_t)cpu_of(d, r[1]) };
 	if (d->nthr)
-		e.cpu = d->thr[0].cpu;	/* where the threads are: the only CPU an IRQ may come to */
-	if (!irq_ok(d, e.cpu) || !d->nktab) {
+		e.cpu = d->thr[r[1] % d->nthr].cpu;	/* on top of a thread */
+	if (!d->nktab) {
 		d->prog->dropped++;
 		return;
 	}
@@ -836,8 +828,11 @@ static void op_hugetlb(struct dec *d, const uint8_t *r)
 	bool present = false;
 	for (unsigned i = 0; i < d->nhset; i++)
 		present |= d->hset[i].pa == e.va && d->hset[i].len == e.len;
-	if (e.op == PT_HUGE_SET && present && r[7] & 1 && e.len < G1)
-		e.pa = VMAP_PA_BASE + (uint64_t)(r[7] >> 1 & 1) * e.len;	/* a new page replaces it */
+	/* a new page over a live contiguous range (64K, 32M): set_huge_pte_at() breaks it
+	 * itself (clear_flush()); over a single PMD or PUD entry only after the caller's
+	 * huge_ptep_clear_flush(), as hugetlb_wp() does, which a set record is not */
+	if (e.op == PT_HUGE_SET && present && r[7] & 1 && (e.len == K64 || e.len == M32))
+		e.pa = VMAP_PA_BASE + (uint64_t)(r[7] >> 1 & 1) * e.len;
 	if (!huge_ok(d, &e)) {
 		d->prog->dropped++;
 		return;
@@ -1067,7 +1062,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return false;
 	case PT_EV_IRQ: {
 		/* the handler's op obeys the rules of the op */
-		if (!irq_ok(d, e->cpu) || e->op != PT_OP_VMAP)
+		if (e->op != PT_OP_VMAP)
 			return false;	/* a handler maps into tables that exist, nothing else */
 		struct pt_event in = *e;
 		in.kind = PT_EV_VMAP;
