@@ -429,11 +429,11 @@ static void op_pageout(struct dec *d, const uint8_t *r)
 
 /*
  * The window of an IRQ or a kernel access record: with the record's bit 0x80 of byte 7,
- * the CPU's thread first runs 1..32 stores (or any scheduling points; 1..8 before an IRQ:
- * a lazy-MMU section is a few stores in) into its queued
- * work and stops there, in the middle of a routine (a lazy-MMU section, a break-before-
- * make sequence), and what the record does comes then.  The same events as a sched
- * record before it; one record, so that the fuzzer finds the window in one step.
+ * the CPU's thread first runs 1..32 stores (or any scheduling points; 1..8 before an
+ * IRQ: a lazy-MMU section is a few stores in) into its queued work and stops there, in
+ * the middle of a routine (a lazy-MMU section, a break-before-make sequence), and what
+ * the record does comes then.  The same events as a sched record before it; one
+ * record, so that the fuzzer finds the window in one step.
  */
 static void preempt(struct dec *d, unsigned cpu, uint8_t b, unsigned most)
 {
@@ -543,8 +543,10 @@ static void ktables_note(struct dec *d, const struct pt_event *e, bool irq)
 /* May an interrupt's handler map [va, va + len) (see above)? */
 static bool irq_vmap_ok(const struct dec *d, const struct pt_event *e)
 {
-	if (d->kused_full || e->kind != PT_EV_VMAP || e->flags & PT_MAP_HUGE || !e->len || e->len > K64 || e->va & (K4 - 1) ||
-	    e->va < VMALLOC_START || e->va + e->len > VMALLOC_END || e->va + e->len < e->va)
+	if (d->kused_full || e->kind != PT_EV_VMAP || e->flags & PT_MAP_HUGE)
+		return false;
+	if (!e->len || e->len > K64 || e->va & (K4 - 1) || e->va < VMALLOC_START ||
+	    e->va + e->len > VMALLOC_END || e->va + e->len < e->va)
 		return false;
 	if (!ktable_has(d, e->va) || !ktable_has(d, e->va + e->len - 1))
 		return false;
