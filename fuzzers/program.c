@@ -761,9 +761,9 @@ static bool huge_ok(struct dec *d, struct pt_event *e)
 			if (d->nhset == MAX_HUGE || e->va & (e->len - 1))
 				return false;
 			for (unsigned j = 0; j < d->narea; j++)
-				if (d->area[j].live && e->va < d->area[j].va + d->area[j].len &&
-				    d->area[j].va < e->va + e->len)
-					return false;	/* a vm area holds that VA */
+				if ((d->area[j].live || d->area[j].reserved) &&
+				    e->va < d->area[j].va + d->area[j].len && d->area[j].va < e->va + e->len)
+					return false;	/* a vm area holds that VA (or a queued free of it) */
 			for (unsigned j = 0; j < d->nreg; j++)
 				if (e->va < d->reg[j].va + d->reg[j].len && d->reg[j].va < e->va + e->len)
 					return false;	/* an anonymous mapping does */

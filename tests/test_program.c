@@ -303,6 +303,30 @@ static void test_kernel_access_waits_for_its_mapping(void **state)
 	pt_program_free(&p);
 }
 
+/* A kernel huge page is never set over an area whose vunmap is still queued (a default-
+ * model I9 vunmap-splits-contpte found by fuzzing: the vunmap ran after the set). */
+static void test_huge_set_waits_for_a_queued_free(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	const struct pt_event ev[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA, .len = 0x1000, .pa = 0x40000000 },
+		{ .kind = PT_EV_THREAD, .cpu = 1, .tid = 11 },
+		{ .kind = PT_EV_VUNMAP, .cpu = 1, .va = KVA, .len = 0x1000 },
+		{ .kind = PT_EV_HUGETLB, .cpu = 0, .op = PT_HUGE_SET, .va = KVA, .len = 0x10000 },
+	};
+	assert_int_equal(decode_events(ev, 4, 2, &p), 1);
+	assert_int_equal(p.ev[p.n - 1].kind, PT_EV_VUNMAP);
+	struct pt_event ran[4];
+	memcpy(ran, ev, sizeof(ran));
+	ran[2].cpu = 0;	/* a vunmap that ran at once: its VA is free */
+	ran[1].cpu = 1;
+	const struct pt_event order[] = { ran[0], ran[2], ran[1], ran[3] };
+	assert_int_equal(decode_events(order, 4, 2, &p), 0);
+	pt_program_free(&p);
+}
+
 /* The same rule checked from outside on random programs: every IRQ the decoder emits is a
  * 4K-page vmap inside 2M ranges a non-huge vmalloc / vmap issued before any thread
  * covered, that no huge kernel mapping issued since overlaps, at VA no area had before. */
@@ -529,6 +553,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_irq_maps_only_into_existing_tables),
 		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
 		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
+		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
