@@ -21,7 +21,12 @@
 # Needs: build/fuzz-fast (cmake --preset fuzz-fast && cmake --build --preset fuzz-fast), build/afl
 # (the afl preset) and build/release (ptfuzz, the regress driver, the mutator .so).
 # Prints one line per trial and a table (found, median and min-max seconds); the
-# table is what bench/RESULTS.md records.
+# table is what bench/RESULTS.md records.  Times are on each fuzzer's own clock, not
+# the machine's, which other jobs share: libFuzzer's CPU time (user + system of its
+# process, from its start to its first crash, seed loading included) and AFL++'s
+# `time:` of its first crash (its own run time, which does count waiting for the CPU:
+# give AFL++ an idle machine or a budget that allows for it).  The budget itself is
+# wall clock (-max_total_time, -V).  Each trial line also shows the wall seconds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 engines=libfuzzer,afl trials=5 budget=60 start=seeds mutator=on variants="" out=""
@@ -34,7 +39,7 @@ while [ $# -gt 0 ]; do
 	--mutator) mutator=$2; shift 2 ;;
 	--variants) variants=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '3,24p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
 	*) echo "ttb.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -83,11 +88,13 @@ trial_libfuzzer() {
 	local v=$1 t=$2 dir=$3 env=("${@:4}")
 	mkdir -p "$dir/corpus"
 	local t0; t0=$(now)
-	env "${env[@]}" "$lf" -seed=$((t + 1)) -max_total_time="$budget" -timeout=10 -max_len=1024 \
+	local cpu
+	cpu=$({ env "${env[@]}" "$lf" -seed=$((t + 1)) -max_total_time="$budget" -timeout=10 -max_len=1024 \
 		-artifact_prefix="$dir/" -print_final_stats=0 "$dir/corpus" "$seeds" >"$dir/log" 2>&1 || true
+		times; } | tail -n 1 | cpu_seconds)
 	local t1; t1=$(now)
 	local crash; crash=$(ls "$dir"/crash-* 2>/dev/null | head -n 1 || true)
-	report "$crash" "$t0" "$t1" "${env[@]}"
+	report "$crash" "$cpu" "$(echo "$t1 - $t0" | bc)" "$cpu" "${env[@]}"
 }
 
 trial_afl() {
@@ -100,19 +107,29 @@ trial_afl() {
 		afl-fuzz -i "$seeds" -o "$dir/out" -s $((t + 1)) -V "$budget" -t 10000 -- "$afl" >"$dir/log" 2>&1 || true
 	local t1; t1=$(now)
 	local crash; crash=$(ls "$dir"/out/default/crashes/id:* 2>/dev/null | head -n 1 || true)
-	report "$crash" "$t0" "$t1" "${env[@]}"
+	# AFL++'s own clock: the time: (ms since its start) in the name of its first crash
+	local own=-
+	[[ $crash =~ ,time:([0-9]+) ]] && own=$(echo "scale=3; ${BASH_REMATCH[1]} / 1000" | bc)
+	report "$crash" "$own" "$(echo "$t1 - $t0" | bc)" - "${env[@]}"
+}
+
+# bash's `times` line for the children ("0m1.234s 0m0.056s"): their user + system seconds
+cpu_seconds() {
+	awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); s += a[1] * 60 + a[2] } printf "%.3f\n", s }'
 }
 
 # The invariant the crash shows, replayed by the plain driver under the same configuration.
+# Prints "SECONDS INVARIANT wall=WALL cpu=CPU": SECONDS on the fuzzer's own clock (see the
+# header), CPU the CPU seconds the whole trial used (libFuzzer; - for AFL++), found or not.
 report() {
-	local crash=$1 t0=$2 t1=$3 env=("${@:4}")
-	if [ -z "$crash" ]; then
-		echo "- -"
+	local crash=$1 sec=$2 wall=$3 cpu=$4 env=("${@:5}")
+	if [ -z "$crash" ] || [ "$sec" = - ]; then
+		printf -- '- - wall=%.1f cpu=%s\n' "$wall" "$cpu"
 		return
 	fi
 	local inv
 	inv=$(env "${env[@]}" "$regress" "$crash" 2>&1 | grep -o 'ptfuzz finding: I[0-9]*' | head -n 1 | awk '{print $3}')
-	printf '%.1f %s\n' "$(echo "$t1 - $t0" | bc)" "${inv:--}"
+	printf '%.2f %s wall=%.1f cpu=%s\n' "$sec" "${inv:--}" "$wall" "$cpu"
 }
 
 results=$out/results.txt
@@ -139,11 +156,12 @@ import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 budget, trials = float(sys.argv[2]), int(sys.argv[3])
 by = {}
-for v, e, t, sec, inv, exp in rows:
+for v, e, t, sec, inv, *_, exp in rows:
     exp = exp.split("=", 1)[1].split(",")
     ok = sec != "-" and (v == "default" or inv in exp)
     by.setdefault((v, e), []).append(float(sec) if ok else None)
 engines = sorted({e for _, e in by})
+f = lambda x: f"{x:.1f}" if x >= 1 else f"{x:.2f}"
 print("\n| variant | " + " | ".join(f"{e}: found | {e}: median s | {e}: min-max s" for e in engines) + " |")
 print("|---|" + "---|---|---|" * len(engines))
 for v in dict.fromkeys(k[0] for k in by):
@@ -155,8 +173,8 @@ for v in dict.fromkeys(k[0] for k in by):
             cells += [f"{len(hit)}/{len(ts)} (must be 0)", "-", "-"]
         elif hit:
             med = statistics.median(hit + [float("inf")] * (len(ts) - len(hit)))
-            cells += [f"{len(hit)}/{len(ts)}", "> budget" if med == float("inf") else f"{med:.1f}",
-                      f"{min(hit):.1f}-{max(hit):.1f}"]
+            cells += [f"{len(hit)}/{len(ts)}", "> budget" if med == float("inf") else f(med),
+                      f"{f(min(hit))}-{f(max(hit))}"]
         else:
             cells += [f"0/{len(ts)}", f"> {budget:.0f}", "-"]
     print(f"| {v} | " + " | ".join(cells) + " |")

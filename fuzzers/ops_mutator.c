@@ -50,6 +50,8 @@ static const uint8_t tag_of_kind[] = {
 };
 #define TAG_SCHED 24
 #define TAG_MIGRATE 27
+#define TAG_IRQ 28
+#define TAG_ACCESS 29
 #define NKINDS (sizeof(tag_of_kind) / sizeof(tag_of_kind[0]))
 
 static bool is_sched(uint8_t tag) { return tag != PT_PROG_LITERAL && tag % 32 >= 24 && tag % 32 <= 26; }
@@ -150,7 +152,10 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 			r[1] = (uint8_t)(r[1] + 1 + below(rng, 3));
 		break;
 	case PTM_SCHEDULE: {
-		/* a sched record's window moves by one step, or a new slice / migration comes in */
+		/* a sched record's window moves by one step, or a new slice / migration comes in,
+		 * or, right after a slice that may leave a thread suspended mid-op, what its CPU
+		 * does meanwhile: an interrupt, or a kernel access (the windows of lazy-mmu-irq
+		 * and of a missing ISB after a kernel TLBI) */
 		size_t s = n;
 		for (size_t t = 0; t < n; t++)
 			if (is_sched(data[off[(i + t) % n]])) {
@@ -167,8 +172,20 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 		} else {
 			for (unsigned b = 0; b < PT_PROG_RECORD; b++)
 				rec[b] = (uint8_t)next(rng);
-			rec[0] = next(rng) % 4 ? TAG_SCHED : TAG_MIGRATE;
-			size = insert_at(data, size, max_size, off[i], rec, PT_PROG_RECORD);
+			size_t pos = off[i];
+			switch (below(rng, 8)) {
+			case 0: case 1: case 2: case 3: rec[0] = TAG_SCHED; break;
+			case 4: rec[0] = TAG_MIGRATE; break;
+			default:
+				rec[0] = next(rng) & 1 ? TAG_IRQ : TAG_ACCESS;
+				rec[6] |= rec[0] == TAG_ACCESS ? 0x80 : 0;	/* a kernel access */
+				if (next(rng) & 1)
+					rec[7] |= 0x80;	/* after stopping the CPU's thread mid-op */
+				if (s < n)
+					pos = off[s] + rec_len(size, off, n, s);
+				break;
+			}
+			size = insert_at(data, size, max_size, pos, rec, PT_PROG_RECORD);
 		}
 		break;
 	}

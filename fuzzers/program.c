@@ -46,11 +46,18 @@
 #define HUGE_SLOTS 8u
 #define MAX_HUGE 16u
 #define TID_BASE 16u			/* above any CPU count (tids below it name the CPUs' own threads) */
+#define MAX_KTABLES 16u			/* 2M kernel ranges whose PTE table is known to exist */
+#define MAX_KUSED 96u			/* vm area ranges ever handed out */
 
 struct region { uint64_t va, len; uint8_t asid, prot, order; bool live; };
-struct area { uint64_t va, len; uint32_t owner; bool alloc, huge, live, reserved; };
+struct area {
+	uint64_t va, len;
+	uint32_t owner;		/* the context that made it */
+	uint32_t last;		/* the context of its last op (made, freed), 0 once it surely ran */
+	bool alloc, huge, live, reserved;
+};
 struct thread { uint32_t tid; uint16_t cpu; };
-struct bank { uint64_t pa, len; uint32_t owner; };
+struct bank { uint64_t pa, len; uint32_t owner; bool gone; };
 
 struct dec {
 	const uint8_t *p, *end;
@@ -68,6 +75,12 @@ struct dec {
 	struct bank hset[MAX_HUGE];	/* hugetlb pages set and not cleared (va, size) */
 	unsigned nhset;
 	unsigned ntid;
+	uint64_t ktab[MAX_KTABLES];	/* 2M kernel ranges (va >> 21) with a PTE table (see irq_vmap_ok()) */
+	unsigned nktab;
+	struct bank kused[MAX_KUSED];	/* every vm area's VA (va, len): live, lazily freed or gone */
+	unsigned nkused;
+	bool kused_full;
+	unsigned max;			/* events to emit at most */
 	bool literal;			/* decoding a literal record: its CPU is kept */
 };
 
@@ -414,14 +427,54 @@ static void op_pageout(struct dec *d, const uint8_t *r)
 	forget_huge(d, e.va, K4);
 }
 
+/*
+ * The window of an IRQ or a kernel access record: with the record's bit 0x80 of byte 7,
+ * the CPU's thread first runs 1..32 stores (or any scheduling points; 1..8 before an
+ * IRQ: a lazy-MMU section is a few stores in) into its queued work and stops there, in
+ * the middle of a routine (a lazy-MMU section, a break-before-make sequence), and what
+ * the record does comes then.  The same events as a sched record before it; one
+ * record, so that the fuzzer finds the window in one step.
+ */
+static void preempt(struct dec *d, unsigned cpu, uint8_t b, unsigned most)
+{
+	struct thread *t = thread_on(d, cpu);
+	if (!(b & 0x80) || !t || d->prog->n + 2 > d->max)
+		return;	/* the program keeps to max_ops events */
+	struct pt_event e = { .kind = PT_EV_SCHED, .cpu = t->cpu, .tid = t->tid,
+			      .op = b & 0x40 ? PT_SCHED_ANY : PT_SCHED_PT_WRITE, .len = 1 + (b & 0x1f) % most };
+	emit(d, &e);
+}
+
 static void op_access(struct dec *d, const uint8_t *r)
 {
 	struct pt_event e = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)cpu_of(d, r[1]) };
 	if (r[6] & 0x80) {
-		/* a kernel access: through an area the program made (live or gone) */
-		if (!d->narea)
+		/* a kernel access: through an area the program made (live or gone) whose
+		 * making or freeing surely ran: a kernel address is used only once the
+		 * vmalloc that maps it returned (nothing orders an access after an op
+		 * still queued: it runs at once) */
+		struct area *a = NULL;
+		for (unsigned i = 0; i < d->narea && !a; i++)
+			if (!d->area[(r[2] + i) % d->narea].last)
+				a = &d->area[(r[2] + i) % d->narea];
+		if (!a)
 			return;
-		struct area *a = &d->area[r[2] % d->narea];
+		if (r[7] & 0x80 && d->nthr) {
+			/* on the CPU of a thread stopped mid-op (preempt()), through an area
+			 * that op cannot be making: one an op that ran made (with VMAP_STACK,
+			 * the CPU's stack is one) */
+			struct thread *t = &d->thr[r[4] % d->nthr];
+			a = NULL;
+			for (unsigned i = 0; i < d->narea && !a; i++) {
+				struct area *c = &d->area[(r[2] + i) % d->narea];
+				if (c->live && !c->last)
+					a = c;
+			}
+			if (!a)
+				return;
+			e.cpu = t->cpu;
+			preempt(d, t->cpu, r[7], 32);
+		}
 		e.va = a->va + offset_in(a->len, r[3], r[5]);
 	} else {
 		uint64_t len;
@@ -438,6 +491,71 @@ static void op_access(struct dec *d, const uint8_t *r)
 
 static uint64_t kslot_va(unsigned slot) { return KSLOT_BASE + (uint64_t)slot * KSLOT_SIZE; }
 
+/*
+ * What an interrupt handler may do to kernel page tables.  vmalloc() and vmap() sleep
+ * (might_sleep(), GFP_KERNEL table and page allocations, init_mm.page_table_lock),
+ * vunmap() is BUG_ON(in_interrupt()), and vfree() in interrupt context only queues the
+ * area for a worker (vfree_atomic()): none of them runs in a handler.  What a handler
+ * really does is change entries of kernel page tables that exist already, without
+ * allocating and without init_mm's page-table lock: apply_to_existing_page_range() and
+ * set_memory_valid() of the linear map under DEBUG_PAGEALLOC (a GFP_ATOMIC allocation
+ * maps its pages back in), __set_fixmap() from GHES: each a __set_pte() and its
+ * queue_pte_barriers(), the store Catalin Marinas' counter-example on seed 000 #11 is
+ * about.  The grammar's IRQ record stands for that: an interrupt's vmap of a few 4K
+ * pages (no blocks) at VA no area ever had (so no lazy purge and no lock: the VA
+ * allocator's tree is not what is modelled here), all inside 2M ranges whose PTE table
+ * an op that has run already made: a 4K or contpte vmalloc / vmap issued before the
+ * program had threads (it ran at once, to the end), and that no huge mapping issued
+ * since may have replaced (pmd_free_pte_page()).  Kernel page tables are never freed
+ * otherwise.  The model's handler then takes no lock at all and allocates nothing.
+ */
+static bool ktable_has(const struct dec *d, uint64_t va)
+{
+	for (unsigned i = 0; i < d->nktab; i++)
+		if (d->ktab[i] == va >> 21)
+			return true;
+	return false;
+}
+
+static void ktables_note(struct dec *d, const struct pt_event *e, bool irq)
+{
+	uint64_t first = e->va >> 21, last = (e->va + e->len - 1) >> 21;
+	if (d->nkused < MAX_KUSED)
+		d->kused[d->nkused++] = (struct bank){ e->va, e->len, 0 };
+	else
+		d->kused_full = true;	/* no more interrupts: the VA they would use is not known free */
+	if (e->flags & PT_MAP_HUGE) {
+		/* a huge mapping may free an empty PTE table it replaces with a block */
+		for (unsigned i = 0; i < d->nktab;)
+			if (d->ktab[i] >= first && d->ktab[i] <= last)
+				d->ktab[i] = d->ktab[--d->nktab];
+			else
+				i++;
+		return;
+	}
+	if (irq || context_of(d, e->cpu, false) != 0)
+		return;	/* it may not have run yet */
+	for (uint64_t r = first; r <= last && d->nktab < MAX_KTABLES; r++)
+		if (!ktable_has(d, r << 21))
+			d->ktab[d->nktab++] = r;
+}
+
+/* May an interrupt's handler map [va, va + len) (see above)? */
+static bool irq_vmap_ok(const struct dec *d, const struct pt_event *e)
+{
+	if (d->kused_full || e->kind != PT_EV_VMAP || e->flags & PT_MAP_HUGE)
+		return false;
+	if (!e->len || e->len > K64 || e->va & (K4 - 1) || e->va < VMALLOC_START ||
+	    e->va + e->len > VMALLOC_END || e->va + e->len < e->va)
+		return false;
+	if (!ktable_has(d, e->va) || !ktable_has(d, e->va + e->len - 1))
+		return false;
+	for (unsigned i = 0; i < d->nkused; i++)
+		if (e->va < d->kused[i].pa + d->kused[i].len && d->kused[i].pa < e->va + e->len)
+			return false;
+	return true;
+}
+
 /* A new vm area [va, va + len): the allocator hands out free VA only (lazily freed VA is
  * purged first: alloc_vmap_area()'s purge-and-retry). */
 static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
@@ -445,6 +563,8 @@ static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 	unsigned slot = d->narea;
 	if (e->va & (K4 - 1) || e->va < VMALLOC_START || e->len > VMALLOC_END - e->va || !e->len)
 		return false;	/* what vmalloc's allocator can hand out */
+	if (irq && !irq_vmap_ok(d, e))
+		return false;
 	for (unsigned i = 0; i < d->nhset; i++)
 		if (e->va < d->hset[i].pa + d->hset[i].len && d->hset[i].pa < e->va + e->len)
 			return false;	/* a kernel huge mapping holds that VA */
@@ -459,8 +579,10 @@ static bool area_new(struct dec *d, const struct pt_event *e, bool irq)
 		return false;
 	if (slot == d->narea)
 		d->narea++;
-	d->area[slot] = (struct area){ e->va, e->len, context_of(d, e->cpu, irq), e->kind == PT_EV_VMALLOC,
+	uint32_t ctx = context_of(d, e->cpu, irq);
+	d->area[slot] = (struct area){ e->va, e->len, ctx, ctx, e->kind == PT_EV_VMALLOC,
 				       e->flags & PT_MAP_HUGE, true, false };
+	ktables_note(d, e, irq);
 	return true;
 }
 
@@ -503,7 +625,8 @@ static bool op_vmap(struct dec *d, const uint8_t *r, bool irq, struct pt_event *
 static void area_gone(struct dec *d, struct area *a, const struct pt_event *e, bool irq)
 {
 	a->live = false;
-	a->reserved = context_of(d, e->cpu, irq) != 0;
+	a->last = context_of(d, e->cpu, irq);
+	a->reserved = a->last != 0;
 }
 
 /* A live area of the kind asked for (vmap for vunmap, vmalloc for vfree), or any with allow_contract. */
@@ -563,49 +686,60 @@ static void op_kernel(struct dec *d, const uint8_t *r, unsigned what)
 		d->prog->dropped++;
 }
 
-/* An interrupt on a CPU, whose handler maps or unmaps kernel memory (Catalin's counter-example). */
 /*
- * An interrupt's handler cannot wait: a lock it needs must not be held by a thread
- * suspended on another CPU (the model cannot spin for it there), so interrupts come only on
- * the CPU of the program's threads, if it has any (Catalin Marinas' counter-example: the
- * IRQ lands in the middle of that CPU's own lazy-MMU section).
+ * An interrupt on a CPU whose handler maps a few kernel pages into page tables that exist
+ * (irq_vmap_ok(): what a handler can do, Catalin Marinas' counter-example on seed 000
+ * #11).  Its VA is picked inside the 2M ranges known to have a table, at an offset no
+ * area ever had, so that most IRQ records land; the interrupted thread may be anywhere,
+ * in the middle of a lazy-MMU section in particular.
+ *
+ * Such a handler takes no lock and allocates nothing, so it never waits for what a
+ * thread suspended on any CPU holds: an interrupt may come on any CPU.  A biased record
+ * sends it to the CPU of one of the program's threads, if it has any (whatever its CPU
+ * byte says): on top of that thread is where Catalin's interleaving is.
  */
-static bool irq_ok(const struct dec *d, unsigned cpu)
-{
-	for (unsigned i = 0; i < d->nthr; i++)
-		if (d->thr[i].cpu != cpu)
-			return false;
-	return true;
-}
 
 static void op_irq(struct dec *d, const uint8_t *r)
 {
-	struct pt_event e = { .cpu = (uint16_t)cpu_of(d, r[1]) };
-	bool ok;
-	if (!irq_ok(d, e.cpu)) {
+	static const uint64_t lens[] = { K4, K4, 2 * K4, 4 * K4, K4, 8 * K4, K64 - K4, K64 };
+	static const uint64_t pa_skew[] = { 0, 0, K4, K64, M2, M2 + K64 };
+	struct pt_event e = { .kind = PT_EV_VMAP, .cpu = (uint16_t)cpu_of(d, r[1]) };
+	if (d->nthr)
+		e.cpu = d->thr[r[1] % d->nthr].cpu;	/* on top of a thread */
+	if (!d->nktab) {
 		d->prog->dropped++;
 		return;
 	}
-	switch (r[7] % 4) {
-	case 0: ok = op_vmap(d, r, true, &e); break;
-	case 1: ok = op_vmalloc(d, r, true, &e); break;
-	case 2: ok = op_vunmap(d, r, true, &e); break;
-	default: ok = op_vfree(d, r, true, &e); break;
+	uint64_t region = d->ktab[r[2] % d->nktab] << 21;
+	e.len = lens[r[4] % 8];
+	e.pa = VMAP_PA_BASE + (uint64_t)(r[5] % 16) * 2 * M2 + pa_skew[r[6] % 6];
+	/* the first free offset from the one the record names: 64K steps, then a page or two in */
+	bool ok = false;
+	for (unsigned i = 0; i < 32 && !ok; i++) {
+		e.va = region + ((uint64_t)((r[3] & 31) + i) % 32) * K64 + (uint64_t)(r[3] >> 5) % 4 * K4;
+		ok = e.va + e.len <= region + M2 && area_new(d, &e, true);
 	}
 	if (!ok) {
 		d->prog->dropped++;
 		return;
 	}
-	static const uint8_t op_of[PT_EV_KIND_COUNT] = {
-		[PT_EV_VMALLOC] = PT_OP_VMALLOC, [PT_EV_VMAP] = PT_OP_VMAP,
-		[PT_EV_VUNMAP] = PT_OP_VUNMAP, [PT_EV_VFREE] = PT_OP_VFREE,
-	};
-	e.op = op_of[e.kind];
-	e.kind = PT_EV_IRQ;
-	e.flags = 0;	/* the IRQ record carries va, len, pa */
-	e.prot = 0;
-	e.node = 0;
+	e.op = PT_OP_VMAP;
+	e.kind = PT_EV_IRQ;	/* the IRQ record carries va, len, pa */
+	preempt(d, e.cpu, r[7], 8);
 	emit(d, &e);
+}
+
+/*
+ * A kernel huge page has one owner at a time: nothing serializes two ops on one
+ * init_mm range (no mmap lock, no fault mutex), so a clear and a set racing on it would
+ * be the caller's bug (the default model reports I5 / I10 on one: a contpte range half
+ * cleared and set meanwhile).  Each op on it makes its context the owner, and the next
+ * op goes after it (order_after()).  User hugetlb ops are serialized by their locks.
+ */
+static void huge_owner(struct dec *d, struct bank *h, const struct pt_event *e)
+{
+	if (h->pa >= PT_KERNEL_VA)
+		h->owner = context_of(d, e->cpu, false);
 }
 
 /* hugetlb: the kernel sets its own huge pages and changes only those it set (and did not clear). */
@@ -627,21 +761,30 @@ static bool huge_ok(struct dec *d, struct pt_event *e)
 			if (d->nhset == MAX_HUGE || e->va & (e->len - 1))
 				return false;
 			for (unsigned j = 0; j < d->narea; j++)
-				if (d->area[j].live && e->va < d->area[j].va + d->area[j].len &&
-				    d->area[j].va < e->va + e->len)
-					return false;	/* a vm area holds that VA */
+				if ((d->area[j].live || d->area[j].reserved) &&
+				    e->va < d->area[j].va + d->area[j].len && d->area[j].va < e->va + e->len)
+					return false;	/* a vm area holds that VA (or a queued free of it) */
 			for (unsigned j = 0; j < d->nreg; j++)
 				if (e->va < d->reg[j].va + d->reg[j].len && d->reg[j].va < e->va + e->len)
 					return false;	/* an anonymous mapping does */
 			d->hset[d->nhset++] = (struct bank){ e->va, e->len, context_of(d, e->cpu, false) };
 			return true;
 		}
-		return order_after(d, d->hset[i].owner, e, false);
+		if (!order_after(d, d->hset[i].owner, e, false))
+			return false;
+		huge_owner(d, &d->hset[i], e);
+		d->hset[i].gone = false;
+		return true;
 	}
-	if (i == d->nhset || !order_after(d, d->hset[i].owner, e, false))
+	if (i == d->nhset || d->hset[i].gone || !order_after(d, d->hset[i].owner, e, false))
 		return false;
-	if (e->op == PT_HUGE_CLEAR)
-		d->hset[i] = d->hset[--d->nhset];
+	huge_owner(d, &d->hset[i], e);
+	if (e->op == PT_HUGE_CLEAR) {
+		if (d->hset[i].owner)
+			d->hset[i].gone = true;	/* a set of it again waits for this clear */
+		else
+			d->hset[i] = d->hset[--d->nhset];
+	}
 	return true;
 }
 
@@ -659,6 +802,16 @@ static void op_hugetlb(struct dec *d, const uint8_t *r)
 	e.len = sz;
 	if (!kernel)
 		e.asid = 1;
+	if (r[6] & 0x80 && d->nhset) {
+		/* a page the program set (and did not clear): a CoW replacement, a clear, a
+		 * wrprotect of it, wherever it is: what most hugetlb ops are about */
+		const struct bank *h = &d->hset[r[4] % d->nhset];
+		e.va = h->pa;
+		e.len = h->len;
+		e.asid = h->pa >= PT_KERNEL_VA ? 0 : 1;
+		if (d->nthr)
+			e.cpu = d->thr[r[1] % d->nthr].cpu;	/* by a thread: it may stop mid-op */
+	}
 	switch (r[5] % 8) {
 	case 0: case 1: case 2:
 		e.op = PT_HUGE_SET;	/* a fault, or (when present) a CoW replacement: set_huge_pte_at() */
@@ -674,6 +827,14 @@ static void op_hugetlb(struct dec *d, const uint8_t *r)
 		e.prot = RW;
 		break;
 	}
+	bool present = false;
+	for (unsigned i = 0; i < d->nhset; i++)
+		present |= d->hset[i].pa == e.va && d->hset[i].len == e.len;
+	/* a new page over a live contiguous range (64K, 32M): set_huge_pte_at() breaks it
+	 * itself (clear_flush()); over a single PMD or PUD entry only after the caller's
+	 * huge_ptep_clear_flush(), as hugetlb_wp() does, which a set record is not */
+	if (e.op == PT_HUGE_SET && present && r[7] & 1 && (e.len == K64 || e.len == M32))
+		e.pa = VMAP_PA_BASE + (uint64_t)(r[7] >> 1 & 1) * e.len;
 	if (!huge_ok(d, &e)) {
 		d->prog->dropped++;
 		return;
@@ -723,6 +884,8 @@ static void op_thread(struct dec *d, const uint8_t *r)
 	emit(d, &e);
 }
 
+static void sched_done(struct dec *d, const struct pt_event *e);
+
 static void op_sched(struct dec *d, const uint8_t *r)
 {
 	static const uint8_t on[] = { PT_SCHED_ANY, PT_SCHED_ANY, PT_SCHED_PT_WRITE, PT_SCHED_PT_WRITE,
@@ -738,6 +901,7 @@ static void op_sched(struct dec *d, const uint8_t *r)
 	/* a few steps, a window into the middle of a routine; 0: to the end of its queue */
 	e.len = r[4] % 4 == 0 ? 0 : r[4] % 4 == 1 ? 1 + r[5] % 4 : 1 + r[5] % 32;
 	emit(d, &e);
+	sched_done(d, &e);
 }
 
 static void op_migrate(struct dec *d, const uint8_t *r)
@@ -769,6 +933,35 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 			return true;
 	}
 	return false;
+}
+
+/* A literal access to kernel VA: not through an area or kernel huge page an op that may
+ * not have run yet is making, changing or freeing (see op_access()). */
+static bool kernel_access_ok(const struct dec *d, const struct pt_event *e)
+{
+	if (e->va < PT_KERNEL_VA)
+		return true;
+	for (unsigned i = 0; i < d->narea; i++)
+		if (d->area[i].last && e->va >= d->area[i].va && e->va - d->area[i].va < d->area[i].len)
+			return false;
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (d->hset[i].owner && e->va >= d->hset[i].pa && e->va - d->hset[i].pa < d->hset[i].len)
+			return false;
+	return true;
+}
+
+/* A sched to the end of its queue (steps=0) of the program's only thread: what it was
+ * making or freeing has run (no other thread can hold a lock it would wait for). */
+static void sched_done(struct dec *d, const struct pt_event *e)
+{
+	if (e->kind != PT_EV_SCHED || e->len || d->nthr != 1)
+		return;
+	for (unsigned i = 0; i < d->narea; i++)
+		if (d->area[i].last == e->tid)
+			d->area[i].last = 0;
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (d->hset[i].owner == e->tid)
+			d->hset[i].owner = 0;
 }
 
 static bool user_kind(unsigned k)
@@ -803,7 +996,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 	}
 	switch (e->kind) {
 	case PT_EV_ACCESS:
-		return true;
+		return kernel_access_ok(d, e);
 	case PT_EV_VMALLOC:
 	case PT_EV_VMAP: {
 		if (e->kind == PT_EV_VMAP && e->pa & (K4 - 1))
@@ -859,8 +1052,10 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 			struct thread *t = &d->thr[i];
 			if (t->tid != e->tid)
 				continue;
-			if (e->kind == PT_EV_SCHED)
+			if (e->kind == PT_EV_SCHED) {
+				sched_done(d, e);
 				return true;
+			}
 			if (e->cpu != t->cpu || e->len >= d->cpus || thread_on(d, (unsigned)e->len))
 				return false;
 			t->cpu = (uint16_t)e->len;
@@ -869,16 +1064,12 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		return false;
 	case PT_EV_IRQ: {
 		/* the handler's op obeys the rules of the op */
-		static const uint8_t kind_of[PT_OP_KIND_COUNT] = {
-			[PT_OP_VMALLOC] = PT_EV_VMALLOC, [PT_OP_VMAP] = PT_EV_VMAP,
-			[PT_OP_VUNMAP] = PT_EV_VUNMAP, [PT_OP_VFREE] = PT_EV_VFREE,
-		};
-		if (!irq_ok(d, e->cpu))
-			return false;
+		if (e->op != PT_OP_VMAP)
+			return false;	/* a handler maps into tables that exist, nothing else */
 		struct pt_event in = *e;
-		in.kind = e->op < PT_OP_KIND_COUNT ? kind_of[e->op] : 0;
+		in.kind = PT_EV_VMAP;
 		in.op = 0;
-		return in.kind && literal_ok(d, &in, true);
+		return literal_ok(d, &in, true);
 	}
 	default:
 		return false;
@@ -963,7 +1154,8 @@ void pt_program_decode(const uint8_t *data, size_t size, const struct pt_program
 	p->h.cpus = d->cpus;
 	unsigned max = d->o->max_ops ? d->o->max_ops : PT_PROG_MAX_OPS;
 	size_t pos = 1;
-	for (unsigned nrec = 0; pos < size && nrec < max; nrec++) {
+	d->max = max;
+	for (unsigned nrec = 0; pos < size && nrec < max && p->n < max; nrec++) {
 		size_t len = pt_program_record_len(data, size, pos);
 		if (data[pos] == PT_PROG_LITERAL) {
 			op_literal(d, data + pos + 2 > data + size ? data + size : data + pos + 2, data + pos + len);

@@ -32,7 +32,13 @@
  * emits what a real caller of the kernel could do: vfree of a live vmalloc
  * area, vunmap of a whole vmap area, map_mem of memory not yet mapped,
  * hugetlb on its own pages, threads with fresh tids above the CPU count,
- * sched / migrate of threads that exist, bounded sizes.  A record (biased or
+ * sched / migrate of threads that exist, bounded sizes, and interrupts whose
+ * handler only does what a handler can: map a few 4K pages into kernel page
+ * tables that exist, at VA no area had (set_memory_valid() / __set_fixmap()-like
+ * pte stores; never vmalloc, vmap of new tables, vunmap or vfree, which sleep or
+ * BUG in IRQ context).  An IRQ or kernel-access record with bit 0x80 of its byte
+ * 7 first lets the CPU's thread run 1..32 steps into its queued work (a sched
+ * event before it), so that it lands inside a routine.  A record (biased or
  * literal) that would break such a contract is dropped, so a finding is a bug
  * in a routine, not an I9 contract break.  With `allow_contract` the decoder
  * also emits what only a buggy caller does (a vunmap that cuts a vmap area,
@@ -58,7 +64,7 @@
 #define PT_PROG_MAX_KHUGE (4ull << 30)	/* largest with huge mappings allowed (blocks are cheap) */
 
 struct pt_program_opts {
-	unsigned max_ops;		/* records to decode at most; 0 = PT_PROG_MAX_OPS */
+	unsigned max_ops;		/* records to decode and events to emit at most; 0 = PT_PROG_MAX_OPS */
 	bool allow_contract;		/* also emit caller-contract breaks (see above) */
 };
 

@@ -14,3 +14,8 @@ add_test(NAME ops_invariants_regress
 add_test(NAME ops_invariants_variants
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_variants.sh $<TARGET_FILE:ops_invariants_regress>
                  $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR})
+# the grammar reaches the windows of lazy-mmu-irq and hugetlb-user-flush-for-kernel with
+# a few biased records (an IRQ / a kernel access that first stops the CPU's thread mid-op)
+add_test(NAME ops_invariants_reach
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_reach.sh $<TARGET_FILE:ops_invariants_regress>
+                 ${CMAKE_CURRENT_SOURCE_DIR}/data/fuzz-reach)

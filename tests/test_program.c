@@ -194,6 +194,189 @@ static void test_contracts_are_kept_unless_allowed(void **state)
 	pt_program_free(&p);
 }
 
+/* Decode the literal program of events ev[0..n) on cpus CPUs; @return : events dropped. */
+static unsigned decode_events(const struct pt_event *ev, unsigned n, unsigned cpus, struct pt_program *p)
+{
+	struct pt_header h;
+	pt_header_default(&h);
+	h.cpus = cpus;
+	char why[256];
+	size_t m;
+	uint8_t *enc = pt_program_encode(&h, ev, n, &m, NULL, why, sizeof(why));
+	assert_non_null(enc);
+	pt_program_decode(enc, m, &(struct pt_program_opts){ .max_ops = n + 1 }, p);
+	free(enc);
+	return p->dropped;
+}
+
+#define KVA 0xffff800010000000ull
+
+/*
+ * An interrupt handler may only map into kernel page tables that exist (program.c,
+ * irq_vmap_ok()).  The first program is docs/open-findings.md's former
+ * I12/lock/lock-held-twice/vmap_small_pages_range_noflush: the handler's vmap needs a
+ * new table while the interrupted thread's vmalloc, suspended, holds init_mm's
+ * page-table lock; the decoder drops it.  The second is lazy-mmu-irq's reproducer: the
+ * table exists (a vmap before the thread made it), the handler only stores ptes: kept.
+ */
+static void test_irq_maps_only_into_existing_tables(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	const struct pt_event no_table[] = {
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x1000 },
+		{ .kind = PT_EV_SCHED, .cpu = 0, .tid = 10, .op = PT_SCHED_PT_WRITE, .len = 1 },
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VMAP, .va = KVA + 0x10000, .len = 0x1000, .pa = 0x40000000 },
+	};
+	assert_int_equal(decode_events(no_table, 4, 1, &p), 1);
+	assert_int_equal(p.n, 3);
+	assert_int_not_equal(p.ev[2].kind, PT_EV_IRQ);
+	const struct pt_event table[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA + 0x100000, .len = 0x1000, .pa = 0x1000000 },
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x4000 },
+		{ .kind = PT_EV_SCHED, .cpu = 0, .tid = 10, .op = PT_SCHED_PT_WRITE, .len = 2 },
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VMAP, .va = KVA + 0x10000, .len = 0x1000, .pa = 0x40000000 },
+	};
+	assert_int_equal(decode_events(table, 5, 2, &p), 0);
+	/* ... but not over VA an area had (a lazily freed one would need a purge), nor into a
+	 * 2M range whose table only a queued op makes, nor after a huge vmap of the range */
+	struct pt_event over[5];
+	memcpy(over, table, sizeof(over));
+	over[4].va = KVA;
+	assert_int_equal(decode_events(over, 5, 2, &p), 1);
+	memcpy(over, table, sizeof(over));
+	over[4].va = KVA + 0x200000;	/* the next 2M: no table */
+	assert_int_equal(decode_events(over, 5, 2, &p), 1);
+	/* a huge vmap over a 2M range whose areas are gone may replace its (empty) table */
+	const struct pt_event replaced[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA + 0x200000, .len = 0x1000, .pa = 0x1000000 },
+		{ .kind = PT_EV_VUNMAP, .cpu = 0, .va = KVA + 0x200000, .len = 0x1000 },
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA + 0x200000, .len = 0x200000, .pa = 0x40000000,
+		  .flags = PT_MAP_HUGE },
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VMAP, .va = KVA + 0x210000, .len = 0x1000, .pa = 0x40000000 },
+	};
+	assert_int_equal(decode_events(replaced, 5, 2, &p), 1);
+	assert_int_equal(p.ev[p.n - 1].kind, PT_EV_VMAP);
+	memcpy(over, replaced, sizeof(over));
+	over[3].va = KVA + 0x400000;	/* the huge vmap elsewhere: the table stays */
+	assert_int_equal(decode_events(over, 5, 2, &p), 0);
+	/* the handler does nothing else: vmalloc, vunmap and vfree sleep or BUG in IRQ context */
+	const struct pt_event other[] = {
+		table[0],
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VMALLOC, .va = KVA + 0x10000, .len = 0x1000 },
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VFREE, .va = KVA + 0x100000 },
+		{ .kind = PT_EV_IRQ, .cpu = 0, .op = PT_OP_VUNMAP, .va = KVA + 0x100000, .len = 0x1000 },
+	};
+	assert_int_equal(decode_events(other, 4, 1, &p), 3);
+	pt_program_free(&p);
+}
+
+/*
+ * A kernel address is used only once the op that maps it surely ran: a default-model
+ * I6/missed-barrier/kernel-map/used-before-barrier/arch found by fuzzing was an access
+ * from another CPU to the area a suspended thread was still vmalloc'ing (the caller's
+ * bug).  The same access after that thread ran to the end of its queue is kept.
+ */
+static void test_kernel_access_waits_for_its_mapping(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	const struct pt_event ev[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA + 0x100000, .len = 0x1000, .pa = 0x1000000 },
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x4000 },
+		{ .kind = PT_EV_SCHED, .cpu = 0, .tid = 10, .op = PT_SCHED_PT_WRITE, .len = 2 },
+		{ .kind = PT_EV_ACCESS, .cpu = 1, .va = KVA },
+		{ .kind = PT_EV_ACCESS, .cpu = 1, .va = KVA + 0x100000 },
+	};
+	assert_int_equal(decode_events(ev, 6, 2, &p), 1);
+	assert_int_equal(p.ev[p.n - 1].va, KVA + 0x100000);
+	struct pt_event done[6];
+	memcpy(done, ev, sizeof(done));
+	done[3].len = 0;	/* to the end of its queue: the vmalloc returned */
+	assert_int_equal(decode_events(done, 6, 2, &p), 0);
+	pt_program_free(&p);
+}
+
+/* A kernel huge page is never set over an area whose vunmap is still queued (a default-
+ * model I9 vunmap-splits-contpte found by fuzzing: the vunmap ran after the set). */
+static void test_huge_set_waits_for_a_queued_free(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	const struct pt_event ev[] = {
+		{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA, .len = 0x1000, .pa = 0x40000000 },
+		{ .kind = PT_EV_THREAD, .cpu = 1, .tid = 11 },
+		{ .kind = PT_EV_VUNMAP, .cpu = 1, .va = KVA, .len = 0x1000 },
+		{ .kind = PT_EV_HUGETLB, .cpu = 0, .op = PT_HUGE_SET, .va = KVA, .len = 0x10000 },
+	};
+	assert_int_equal(decode_events(ev, 4, 2, &p), 1);
+	assert_int_equal(p.ev[p.n - 1].kind, PT_EV_VUNMAP);
+	struct pt_event ran[4];
+	memcpy(ran, ev, sizeof(ran));
+	ran[2].cpu = 0;	/* a vunmap that ran at once: its VA is free */
+	ran[1].cpu = 1;
+	const struct pt_event order[] = { ran[0], ran[2], ran[1], ran[3] };
+	assert_int_equal(decode_events(order, 4, 2, &p), 0);
+	pt_program_free(&p);
+}
+
+/* The same rule checked from outside on random programs: every IRQ the decoder emits is a
+ * 4K-page vmap inside 2M ranges a non-huge vmalloc / vmap issued before any thread
+ * covered, that no huge kernel mapping issued since overlaps, at VA no area had before. */
+static void test_random_irqs_keep_the_handler_contract(void **state)
+{
+	(void)state;
+	static uint8_t buf[2048];
+	struct pt_program p;
+	uint64_t s = 0x5eed;
+	unsigned irqs = 0;
+	pt_program_init(&p);
+	for (int it = 0; it < 40000; it++) {
+		size_t n = random_input(buf, sizeof(buf), &s);
+		pt_program_decode(buf, n, NULL, &p);
+		for (unsigned i = 0; i < p.n; i++) {
+			const struct pt_event *e = &p.ev[i];
+			if (e->kind != PT_EV_IRQ)
+				continue;
+			irqs++;
+			assert_int_equal(e->op, PT_OP_VMAP);
+			assert_true(e->len && e->len <= 0x10000);
+			uint64_t lo = e->va >> 21, hi = (e->va + e->len - 1) >> 21;
+			for (uint64_t r = lo; r <= hi; r++) {
+				bool made = false, threads = false;
+				for (unsigned j = 0; j < i; j++) {
+					const struct pt_event *f = &p.ev[j];
+					threads |= f->kind == PT_EV_THREAD;
+					bool kmap = f->kind == PT_EV_VMALLOC || f->kind == PT_EV_VMAP;
+					if (!kmap || f->va >> 21 > r || (f->va + f->len - 1) >> 21 < r)
+						continue;
+					if (f->flags & PT_MAP_HUGE)
+						made = false;
+					else if (!threads)
+						made = true;
+				}
+				assert_true(made);
+			}
+			for (unsigned j = 0; j < i; j++) {
+				const struct pt_event *f = &p.ev[j];
+				bool area = f->kind == PT_EV_VMALLOC || f->kind == PT_EV_VMAP ||
+					    (f->kind == PT_EV_IRQ && f->op == PT_OP_VMAP);
+				if (area)
+					assert_false(e->va < f->va + f->len && f->va < e->va + e->len);
+			}
+		}
+	}
+	assert_true(irqs > 100);	/* and random programs do have them */
+	pt_program_free(&p);
+}
+
 static bool ends_with(const char *s, const char *suf)
 {
 	size_t n = strlen(s), m = strlen(suf);
@@ -367,6 +550,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_max_ops_bounds_the_program),
 		cmocka_unit_test(test_decode_encode_decode_is_stable),
 		cmocka_unit_test(test_contracts_are_kept_unless_allowed),
+		cmocka_unit_test(test_irq_maps_only_into_existing_tables),
+		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
+		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
+		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
