@@ -173,6 +173,7 @@ uint64_t mm_alloc_pages(struct mm_model *mm, struct mm_thread *t, unsigned order
 static uint64_t alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level, bool zero)
 {
 	uint64_t pa = phys_alloc(mm, 0, 0);
+	mm->ntables++;
 	struct pt_event ev = { .kind = PT_EV_PAGE_ALLOC, .op = PT_FRAME_TABLE, .pa = pa, .level = (uint8_t)level,
 			       .flags = zero ? PT_ALLOC_ZERO : 0 };
 	mm_emit(mm, t, &ev);
@@ -198,7 +199,23 @@ void mm_free_pages(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsign
 
 void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
 {
+	if (mm->ntables)
+		mm->ntables--;
 	mm_free_pages(mm, t, pa, 0);
+}
+
+uint64_t mm_work(const struct mm_model *mm)
+{
+	uint64_t w = mm->kernel.ref.count + PTRS_PER_PTE * mm->ntables;
+	for (uint32_t i = 0; i < mm->nspace; i++)
+		w += mm->space[i]->ref.count;
+	return w;
+}
+
+bool mm_capacity_ok(const struct mm_model *mm, uint64_t units)
+{
+	uint64_t w = mm_work(mm);
+	return w <= MM_CAPACITY && units <= MM_CAPACITY - w;
 }
 
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
@@ -708,6 +725,7 @@ static void model_init(struct mm_model *mm)
 	}
 	mm->kernel.kernel = true;
 	mm->next_anon_id = 1;
+	mm->ntables = 0;
 }
 
 struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)
