@@ -18,6 +18,7 @@ set(PTFUZZ_CLI_CASES
   replay_deterministic
   replay_sigpipe
   replay_record
+  replay_huge_sizes
   variants
   convert_roundtrip_text
   convert_roundtrip_binary
