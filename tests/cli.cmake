@@ -19,6 +19,7 @@ set(PTFUZZ_CLI_CASES
   replay_sigpipe
   replay_record
   replay_huge_sizes
+  replay_over_budget
   variants
   convert_roundtrip_text
   convert_roundtrip_binary

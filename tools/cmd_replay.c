@@ -225,6 +225,13 @@ void replay_file(struct replay_run *run)
 			ring_put(run->events, &ev);
 		unsigned before = pt_session_nviolations(run->s);
 		unsigned found = pt_session_event(run->s, &ev);
+		if (pt_session_error(run->s)) {
+			/* the model's budget (README "Limits"): the trace is rejected where it went over */
+			pt_error_set(&run->err, PT_ERR_LIMIT, "%s: %s: %s", run->name, pt_reader_where(r),
+				     pt_session_error(run->s));
+			rc = -1;
+			break;
+		}
 		if (found && run->rec)
 			record_model_verdicts(run, before);
 		run->events++;

@@ -215,7 +215,19 @@ uint64_t mm_work(const struct mm_model *mm)
 bool mm_capacity_ok(const struct mm_model *mm, uint64_t units)
 {
 	uint64_t w = mm_work(mm);
-	return w <= MM_CAPACITY && units <= MM_CAPACITY - w;
+	return w <= mm->capacity && units <= mm->capacity - w;
+}
+
+void mm_model_set_limits(struct mm_model *mm, uint64_t capacity, uint64_t allowance, uint64_t per_op)
+{
+	mm->capacity = capacity;
+	mm->trace_budget = allowance;
+	mm->per_op = per_op;
+}
+
+bool mm_model_over_budget(const struct mm_model *mm)
+{
+	return mm->over_budget;
 }
 
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
@@ -228,6 +240,12 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t)
 {
 	if (t->hung)
 		return false;
+	if (++mm->trace_steps > mm->trace_budget) {
+		/* the trace's budget, not the op's: no verdict (the caller rejects the trace) */
+		mm->over_budget = true;
+		t->hung = true;
+		return false;
+	}
 	if (++t->steps <= t->bound)
 		return true;
 	t->hung = true;
@@ -726,6 +744,11 @@ static void model_init(struct mm_model *mm)
 	mm->kernel.kernel = true;
 	mm->next_anon_id = 1;
 	mm->ntables = 0;
+	mm->capacity = MM_CAPACITY;
+	mm->trace_steps = 0;
+	mm->trace_budget = MM_TRACE_ALLOWANCE;
+	mm->per_op = MM_TRACE_PER_OP;
+	mm->over_budget = false;
 }
 
 struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)

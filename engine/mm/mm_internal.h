@@ -199,6 +199,10 @@ struct mm_model {
 	unsigned nnodes;
 	uint64_t next_anon_id;
 	uint64_t ntables;			/* page tables allocated and not freed (mm_work()) */
+	uint64_t capacity;			/* MM_CAPACITY unless mm_model_set_limits() */
+	uint64_t trace_steps, trace_budget;	/* loop steps of the trace so far, and its budget */
+	uint64_t per_op;			/* what each ops-level event adds to the budget */
+	bool over_budget;			/* past it: the model stopped */
 	bool variant[MMV_COUNT];
 	struct hmap deposit;		/* pmd entry pa -> deposited PTE table of a THP (pgtable_trans_huge_deposit) */
 	/* linear map / fixmap state (seed 003) */

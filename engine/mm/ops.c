@@ -49,8 +49,8 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	 * what an op maps is refused past it (ENOMEM), and a walk visits only what is mapped
 	 * (the empty levels of a range are skipped whole), so a clean op of any length stays
 	 * within the bound, and a routine that makes no progress ends as I11 within seconds */
-	if (pages > MM_CAPACITY)
-		pages = MM_CAPACITY;
+	if (pages > mm->capacity)
+		pages = mm->capacity;
 	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + 4096;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
@@ -114,6 +114,9 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 
 int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 {
+	if (mm->over_budget)
+		return ENOMEM;	/* the model stopped (mm_model_over_budget()) */
+	mm->trace_budget += mm->per_op;
 	struct mm_thread *t = mm_thread_of(mm, ev);
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
 		return mm_sched_event(mm, ev);

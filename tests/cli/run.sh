@@ -385,6 +385,32 @@ case_replay_huge_sizes() {
 	return 0
 }
 
+case_replay_over_budget() {
+	# a trace whose ops each cost the model's whole capacity (a touch of 1T that finds it
+	# full): past the trace's loop-step budget it is rejected at the event, exit 2, one
+	# located line, and nothing of the op that went over is reported
+	{
+		echo '@ptt version=1 granule=4K va_bits=48 cpus=1 method=hand'
+		echo 'cpu0 mmap va=0x100000000 len=1T prot=rw asid=1'
+		i=0
+		while [ $i -lt 60 ]; do
+			echo 'cpu0 touch va=0x100000000 len=1T asid=1 flags=0x1'
+			i=$((i + 1))
+		done
+	} >budget.ptt
+	pf replay budget.ptt
+	expect_rc 2
+	[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+	grep -q "^budget.ptt: line [0-9]*: the trace exceeds the model's loop-step budget" err ||
+		fail "stderr is '$(cat err)'"
+	grep -q "^budget.ptt: [0-9]* events before .*, 0 violations" out || fail "stdout is '$(cat out)'"
+	# the same trace cut before the budget is reached replays clean
+	head -n 12 budget.ptt >short.ptt
+	pf replay short.ptt
+	expect_rc 0
+	return 0
+}
+
 # ---- convert ----
 
 case_convert_roundtrip_text() {
