@@ -347,7 +347,8 @@ void replay_summary(const struct replay_run *run)
 	char counts[256];
 
 	printf("%s: %" PRIu64 " events%s, %u violation%s", run->name, run->events,
-	       run->failed ? " before a read error" : "", nv, nv == 1 ? "" : "s");
+	       !run->failed ? "" : run->err.code == PT_ERR_LIMIT ? " before the model's budget ran out" :
+	       " before a read error", nv, nv == 1 ? "" : "s");
 	if (nv) {
 		violation_counts(run->s, counts, sizeof(counts));
 		printf(" (%s)", counts);

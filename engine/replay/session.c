@@ -185,13 +185,14 @@ static void count_free(struct pt_session *s, const struct pt_event *ev)
 
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 {
-	if (s->over_budget)
-		return 0;	/* the trace was rejected: nothing more runs */
 	unsigned before = pt_checker_count(s->c);
 	if (ev->kind == PT_EV_KERNEL) {
 		/* a captured kernel's evidence: nothing for the model to run (counted only) */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;
+	} else if (ev->kind >= PT_EV_MMAP && s->over_budget) {
+		/* the trace was rejected (pt_session_error()): no op runs any more, and what the
+		 * arch-level events after it reveal is not counted (pt_session_nviolations()) */
 	} else if (ev->kind >= PT_EV_MMAP) {	/* ops-level kinds (event.h) */
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;

@@ -70,7 +70,7 @@ const struct pt_counters *pt_session_counters(const struct pt_session *s);
 void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct pt_event *ev), void *ctx);
 /*!
  * pt_session_error() : NULL, or why the session stopped running the trace: it exceeded the
- * model's loop-step budget (README "Limits").  From that event on nothing runs, the
+ * model's loop-step budget (README "Limits").  From that event on no op runs, the
  * violations are those found before it, and the caller rejects the trace (exit 2, with
  * the event's location).
  */
