@@ -17,12 +17,12 @@
 /*
  * The model's limits for one exec (README "Limits"), smaller than replay's defaults so
  * that no input, whatever sizes it names, costs more than a few seconds under ASan: a
- * capacity of 256 MiB of 4K pages, 2^20 loop steps plus 256 per ops-level event.  The
+ * capacity of 256 MiB of 4K pages, 2^18 loop steps plus 256 per ops-level event.  The
  * paths are the same (ENOMEM past the capacity, the trace rejected past its budget), only
  * reached sooner.
  */
 #define FUZZ_CAPACITY (1ull << 16)
-#define FUZZ_ALLOWANCE (1ull << 20)
+#define FUZZ_ALLOWANCE (1ull << 18)
 #define FUZZ_PER_OP 256ull
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
