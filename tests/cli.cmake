@@ -38,3 +38,6 @@ foreach(case IN LISTS PTFUZZ_CLI_CASES)
             ${CMAKE_CURRENT_SOURCE_DIR}/cli/data ${CMAKE_CURRENT_BINARY_DIR}/cli/${case} ${case})
   set_tests_properties(cli.${case} PROPERTIES LABELS cli TIMEOUT 120)
 endforeach()
+# these fill the mm model's capacity or its trace budget on purpose: a few seconds of CPU in
+# the release build, tens under ASan
+set_tests_properties(cli.replay_huge_sizes cli.replay_over_budget PROPERTIES TIMEOUT 900)

@@ -360,7 +360,7 @@ case_replay_huge_sizes() {
 		"$m|cpu0 touch va=0x100000000 len=4K asid=1|cpu0 mprotect va=0x100000000 len=16T prot=none asid=1" \
 		"$m|cpu0 madvise pageout va=0x100000000 len=16T asid=1" \
 		"$m|cpu0 touch va=0x3f0000000000 len=4K asid=1|cpu0 madvise pageout va=0x100000000 len=16T asid=1" \
-		"$m|cpu0 touch va=0x100000000 len=1T asid=1|cpu0 touch va=0x100000000 len=1T asid=1|cpu0 touch va=0x100000000 len=1T asid=1" \
+		"$m|cpu0 touch va=0x100000000 len=1T asid=1|cpu0 touch va=0x100000000 len=1T asid=1" \
 		"$m|cpu0 touch va=0x100000000 len=8K asid=1|cpu0 mremap va=0x100000000 len=16T new_va=0x200000000000 new_len=16T asid=1 flags=0x3" \
 		"$m|cpu0 touch va=0x100000000 len=8K asid=1|cpu0 munmap va=0x100000000 len=16T asid=1"; do
 		n=$((n + 1))
