@@ -14,6 +14,16 @@
 #include "session.h"
 
 #define MAX_EVENTS 4096
+/*
+ * The model's limits for one exec (README "Limits"), smaller than replay's defaults so
+ * that no input, whatever sizes it names, costs more than a few seconds under ASan: a
+ * capacity of 256 MiB of 4K pages, 2^18 loop steps plus 256 per ops-level event.  The
+ * paths are the same (ENOMEM past the capacity, the trace rejected past its budget), only
+ * reached sooner.
+ */
+#define FUZZ_CAPACITY (1ull << 16)
+#define FUZZ_ALLOWANCE (1ull << 18)
+#define FUZZ_PER_OP 256ull
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,7 +41,8 @@ static uint64_t replay(const uint8_t *data, size_t size, unsigned *nviol)
 		pt_reader_close(r);
 		return 0;
 	}
-	while (n++ < MAX_EVENTS && pt_reader_next(r, &ev, &err) == 1)
+	pt_session_set_limits(s, FUZZ_CAPACITY, FUZZ_ALLOWANCE, FUZZ_PER_OP);
+	while (n++ < MAX_EVENTS && !pt_session_error(s) && pt_reader_next(r, &ev, &err) == 1)
 		pt_session_event(s, &ev);
 	pt_session_finish(s);
 	*nviol = pt_session_nviolations(s);

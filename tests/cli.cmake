@@ -18,6 +18,8 @@ set(PTFUZZ_CLI_CASES
   replay_deterministic
   replay_sigpipe
   replay_record
+  replay_huge_sizes
+  replay_over_budget
   variants
   convert_roundtrip_text
   convert_roundtrip_binary
@@ -42,3 +44,7 @@ add_test(NAME cli.install
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/install.sh ${CMAKE_BINARY_DIR} $<TARGET_FILE:ptfuzz>
           ${CMAKE_CURRENT_BINARY_DIR}/cli/install)
 set_tests_properties(cli.install PROPERTIES LABELS cli TIMEOUT 120)
+
+# these fill the mm model's capacity or its trace budget on purpose: a few seconds of CPU in
+# the release build, tens under ASan
+set_tests_properties(cli.replay_huge_sizes cli.replay_over_budget PROPERTIES TIMEOUT 900)

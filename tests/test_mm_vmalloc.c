@@ -9,6 +9,7 @@
  * The numbers behind the #11 claim ("a 16-page huge vmalloc emits one DSB+ISB
  * pair") are printed by test_lazy_mmu_barrier_cost.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -194,6 +195,46 @@ static void test_purge_before_reuse(void **state)
 	h_free(h);
 }
 
+/* README "Limits": a call past the model's capacity fails before it maps anything (the VA stays
+ * free), a touch fills the capacity and stops there, and the model never holds more than it:
+ * counted by mm_work(), not timed */
+static void test_capacity_bounds_huge_ops(void **state)
+{
+	(void)state;
+	struct harness *h = h_new(2);
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "%scpu0 vmap va=0xffff800010000000 len=64T pa=0x40000000\n"
+		 "cpu1 vmalloc va=0xffff800010000000 len=1T flags=0x1\n",
+		 HDR);
+	h_run(h, text);
+	size_t b, e;
+	for (unsigned op = PT_OP_VMAP, n = 0; n < 2; op = PT_OP_VMALLOC, n++) {
+		op_span(h, op, 0, &b, &e);
+		assert_int_equal(count_kind(h, b, e, PT_EV_PT_WRITE), 0);
+		assert_int_equal(h->rec[e].len, ENOMEM);	/* the op's END carries its return */
+	}
+	assert_int_equal(h->mm->kernel.nvma, 0);
+	assert_true(mm_work(h->mm) < 4096);
+	/* a touch of 1T maps what fits, then ENOMEM; after it, a vmalloc of 64K does not fit */
+	snprintf(text, sizeof(text),
+		 "%scpu0 mmap va=0x100000000 len=1T prot=rw asid=1\n"
+		 "cpu0 touch va=0x100000000 len=1T asid=1 flags=0x1\n"
+		 "cpu1 vmalloc va=0xffff800010000000 len=64K\n",
+		 HDR);
+	h_run(h, text);
+	op_span(h, PT_OP_FAULT, 0, &b, &e);
+	assert_int_equal(h->rec[e].len, ENOMEM);
+	assert_true(count_kind(h, b, e, PT_EV_PT_WRITE) > 400000);
+	assert_true(mm_work(h->mm) <= MM_CAPACITY);
+	assert_true(mm_work(h->mm) > MM_CAPACITY - mm_map_units(PAGE_SIZE, PMD_SIZE));
+	op_span(h, PT_OP_VMALLOC, 1, &b, &e);
+	assert_int_equal(h->rec[e].len, ENOMEM);
+	assert_int_equal(h->mm->kernel.nvma, 0);
+	assert_int_equal(pt_checker_count(h->c), 0);
+	h_free(h);
+}
+
 /* lazy_max_pages(): fls(ncpus) * 128 pages in the model; the vunmap that takes the lazy total
  * above it flushes, the ones before do not */
 static void test_lazy_max_pages_threshold(void **state)
@@ -295,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_vmap_contpte_block_shape),
 		cmocka_unit_test(test_vunmap_contpte_lazy_and_range),
 		cmocka_unit_test(test_purge_before_reuse),
+		cmocka_unit_test(test_capacity_bounds_huge_ops),
 		cmocka_unit_test(test_lazy_max_pages_threshold),
 		cmocka_unit_test(test_clear_flush_kernel_flush),
 		cmocka_unit_test(test_hugetlb_flush_hints),

@@ -264,6 +264,13 @@ void replay_file(struct replay_run *run)
 		unsigned before = pt_session_nviolations(run->s);
 		uint64_t pt_writes = pt_session_counters(run->s)->pt_writes;
 		unsigned found = pt_session_event(run->s, &ev);
+		if (pt_session_error(run->s)) {
+			/* the model's budget (README "Limits"): the trace is rejected where it went over */
+			pt_error_set(&run->err, PT_ERR_LIMIT, "%s: %s: %s", run->name, pt_reader_where(r),
+				     pt_session_error(run->s));
+			rc = -1;
+			break;
+		}
 		if (found && run->rec)
 			record_model_verdicts(run, before);
 		if (is_op(&ev)) {
@@ -416,7 +423,8 @@ void replay_summary(const struct replay_run *run)
 	char counts[256];
 
 	printf("%s: %" PRIu64 " events%s, %u violation%s", run->name, run->events,
-	       run->failed ? " before a read error" : "", nv, nv == 1 ? "" : "s");
+	       !run->failed ? "" : run->err.code == PT_ERR_LIMIT ? " before the model's budget ran out" :
+	       " before a read error", nv, nv == 1 ? "" : "s");
 	if (nv) {
 		violation_counts(run->s, counts, sizeof(counts));
 		printf(" (%s)", counts);

@@ -25,6 +25,7 @@ static const char *const err_names[] = {
 	[PT_ERR_IMPORT] = "import",
 	[PT_ERR_USAGE] = "usage",
 	[PT_ERR_REF] = "reference",
+	[PT_ERR_LIMIT] = "limit",
 };
 
 const char *pt_err_name(enum pt_err code)

@@ -42,6 +42,7 @@ enum pt_err {
 	PT_ERR_IMPORT = 16,	/* importer: input in a foreign format is malformed */
 	PT_ERR_USAGE = 17,	/* bad command-line usage */
 	PT_ERR_REF = 18,	/* a CPU, thread or IRQ the trace does not have (pt_reader_next()) */
+	PT_ERR_LIMIT = 19,	/* the trace exceeds the model's budget (pt_session_error()) */
 };
 
 #define PT_MAX_MESSAGE 4096u	/* largest Event/Header message accepted, bytes */

@@ -185,6 +185,7 @@ uint64_t mm_alloc_pages(struct mm_model *mm, struct mm_thread *t, unsigned order
 static uint64_t alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level, bool zero)
 {
 	uint64_t pa = phys_alloc(mm, 0, 0);
+	mm->ntables++;
 	struct pt_event ev = { .kind = PT_EV_PAGE_ALLOC, .op = PT_FRAME_TABLE, .pa = pa, .level = (uint8_t)level,
 			       .flags = zero ? PT_ALLOC_ZERO : 0 };
 	mm_emit(mm, t, &ev);
@@ -210,7 +211,35 @@ void mm_free_pages(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsign
 
 void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
 {
+	if (mm->ntables)
+		mm->ntables--;
 	mm_free_pages(mm, t, pa, 0);
+}
+
+uint64_t mm_work(const struct mm_model *mm)
+{
+	uint64_t w = mm->kernel.ref.count + PTRS_PER_PTE * mm->ntables;
+	for (uint32_t i = 0; i < mm->nspace; i++)
+		w += mm->space[i]->ref.count;
+	return w;
+}
+
+bool mm_capacity_ok(const struct mm_model *mm, uint64_t units)
+{
+	uint64_t w = mm_work(mm);
+	return w <= mm->capacity && units <= mm->capacity - w;
+}
+
+void mm_model_set_limits(struct mm_model *mm, uint64_t capacity, uint64_t allowance, uint64_t per_op)
+{
+	mm->capacity = capacity;
+	mm->trace_budget = allowance;
+	mm->per_op = per_op;
+}
+
+bool mm_model_over_budget(const struct mm_model *mm)
+{
+	return mm->over_budget;
 }
 
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa)
@@ -223,6 +252,12 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t)
 {
 	if (t->hung)
 		return false;
+	if (++mm->trace_steps > mm->trace_budget) {
+		/* the trace's budget, not the op's: no verdict (the caller rejects the trace) */
+		mm->over_budget = true;
+		t->hung = true;
+		return false;
+	}
 	if (++t->steps <= t->bound)
 		return true;
 	t->hung = true;
@@ -722,6 +757,12 @@ static void model_init(struct mm_model *mm)
 	}
 	mm->kernel.kernel = true;
 	mm->next_anon_id = 1;
+	mm->ntables = 0;
+	mm->capacity = MM_CAPACITY;
+	mm->trace_steps = 0;
+	mm->trace_budget = MM_TRACE_ALLOWANCE;
+	mm->per_op = MM_TRACE_PER_OP;
+	mm->over_budget = false;
 }
 
 struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const struct mm_sink *sink)

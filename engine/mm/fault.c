@@ -5,7 +5,9 @@
  * mTHP folios mapped with arm64 contpte: arch/arm64/mm/contpte.c via set_ptes()).
  *
  * Simplification: every anonymous fault maps a fresh page (no shared zero page),
- * writable and dirty if the VMA is writable.
+ * writable and dirty if the VMA is writable; a fault fails with ENOMEM (VM_FAULT_OOM,
+ * nothing mapped) only when its folio and tables would take the model past its
+ * capacity (MM_CAPACITY), which ends a touch or a MAP_POPULATE there.
  */
 #include "mm_internal.h"
 
@@ -182,6 +184,10 @@ int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s
 	uint64_t base = ALIGN_DOWN(addr, size);
 	if (order && (base < v->start || base + size > v->end) && !mm_variant(mm, MMV_ANON_FOLIO_PAST_VMA))
 		order = 0;	/* the folio must fit the VMA (thp_vma_suitable_order()) */
+	if (!mm_capacity_ok(mm, mm_map_units(PAGE_SIZE << order, PMD_SIZE))) {
+		rc = ENOMEM;	/* VM_FAULT_OOM: the model's memory is full (MM_CAPACITY) */
+		goto out;
+	}
 	if (order == 9) {
 		uint64_t pmdp = mm_walk_entry(mm, t, s, base, 2);
 		if (!pmdp || pte_none(mm_read(mm, t, pmdp))) {

@@ -553,6 +553,8 @@ static int hugetlb_set(struct huge_op *op, uint64_t pa)
 
 	if (pa && !IS_ALIGNED(pa, op->sz))
 		return EINVAL;
+	if (!mm_capacity_ok(mm, mm_map_units(op->sz, PMD_SIZE)))
+		return ENOMEM;	/* the model's memory is full (MM_CAPACITY) */
 	op_lock(op, true);
 	struct mm_vma *v = huge_vma(op);
 	bool created = false;

@@ -60,6 +60,19 @@ const struct mm_op_result *mm_model_op_result(const struct mm_model *mm);
  * (__switch_to) and move it.  @return : false if T is not a model thread (an arch event).
  */
 bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev);
+/*
+ * The model's limits (README "Limits"): its capacity (mm_internal.h, MM_CAPACITY: what it
+ * holds at once; an op past it fails with ENOMEM) and the loop steps a whole trace may take:
+ * `allowance` plus `per_op` for every ops-level event run so far.  Past that the model
+ * stops: every further op is refused and mm_model_over_budget() says so, for the caller to
+ * reject the trace (exit 2), never to report a verdict on it.  mm_model_reset() restores
+ * the defaults.
+ */
+#define MM_TRACE_ALLOWANCE (1ull << 24)	/* loop steps any trace may take, ≈ 16 capacity-sized ops */
+#define MM_TRACE_PER_OP 4096ull		/* and per ops-level event on top */
+void mm_model_set_limits(struct mm_model *mm, uint64_t capacity, uint64_t allowance, uint64_t per_op);
+/*! mm_model_over_budget() : the trace went past its loop-step budget (the model stopped). */
+bool mm_model_over_budget(const struct mm_model *mm);
 /*! mm_model_finish() : end of trace: run every thread's queued ops to completion (round robin). */
 void mm_model_finish(struct mm_model *mm);
 

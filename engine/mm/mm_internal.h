@@ -199,6 +199,11 @@ struct mm_model {
 	uint64_t bump[8];
 	unsigned nnodes;
 	uint64_t next_anon_id;
+	uint64_t ntables;			/* page tables allocated and not freed (mm_work()) */
+	uint64_t capacity;			/* MM_CAPACITY unless mm_model_set_limits() */
+	uint64_t trace_steps, trace_budget;	/* loop steps of the trace so far, and its budget */
+	uint64_t per_op;			/* what each ops-level event adds to the budget */
+	bool over_budget;			/* past it: the model stopped */
 	bool variant[MMV_COUNT];
 	struct hmap deposit;		/* pmd entry pa -> deposited PTE table of a THP (pgtable_trans_huge_deposit) */
 	/* linear map / fixmap state (seed 003) */
@@ -250,6 +255,26 @@ void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
 /*! mm_step() : one iteration of a per-entry loop; false once the op's step bound is exceeded (I11 reported). */
 bool mm_step(struct mm_model *mm, struct mm_thread *t);
+/*
+ * The model's capacity (README "Limits"): what it holds at once, counted in units of work a
+ * routine may have to do on it: one per 4K page the reference semantics track, 512 per page
+ * table (the entries a walk of it visits).  An op that would take the total past
+ * MM_CAPACITY fails with ENOMEM before it maps anything (vmalloc() and vmap() return NULL,
+ * a fault is VM_FAULT_OOM), so that every op's work, the op's step bound and the memory of
+ * a whole trace stay bounded whatever the lengths a trace asks for: 2^20 units, 4 GiB of
+ * 4K pages mapped, about 200 MB of model state.
+ */
+#define MM_CAPACITY (1ull << 20)
+/*! mm_work() : the capacity in use now (every address space, and the page tables). */
+uint64_t mm_work(const struct mm_model *mm);
+/*! mm_capacity_ok() : whether `units` more fit in the capacity. */
+bool mm_capacity_ok(const struct mm_model *mm, uint64_t units);
+/*! mm_map_units() : the capacity a mapping of `size` bytes of 4K reference pages takes, with
+ * its page tables, each spanning `span` bytes (PMD_SIZE for PTE tables), at most. */
+static inline uint64_t mm_map_units(uint64_t size, uint64_t span)
+{
+	return (size >> 12) + 512 * (size / span + 3);
+}
 /*! mm_site() : set the routine name used in signatures; returns the previous one. */
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site);
 static inline bool mm_variant(const struct mm_model *mm, enum mm_variant_id v) { return mm->variant[v]; }

@@ -442,6 +442,17 @@ int mm_do_map_mem(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 		op.flags |= NO_BLOCK_MAPPINGS | NO_CONT_MAPPINGS;
 	if (ev->flags & PT_MAP_NOCONT)
 		op.flags |= NO_CONT_MAPPINGS;
+	/* the model's memory (MM_CAPACITY): the tables of the mapping (PTE tables wherever no
+	 * PMD block can map: without blocks, or VA and PA not congruent mod 2M) and its
+	 * reference (every page up to REF_FULL_LIMIT, two per 2M past it); past it the
+	 * mapping fails before anything is written (the kernel's early_pgtable_alloc() would
+	 * panic) */
+	bool blocks = !(op.flags & NO_BLOCK_MAPPINGS) && !((va ^ pa) & (PMD_SIZE - 1));
+	uint64_t units = mm_map_units(0, PMD_SIZE) +
+			 PTRS_PER_PTE * (blocks ? len / PUD_SIZE + 2 : len / PMD_SIZE + 1) +
+			 (len <= REF_FULL_LIMIT ? len >> PAGE_SHIFT : 2 * (len / PMD_SIZE + 1));
+	if (!mm_capacity_ok(mm, units))
+		return ENOMEM;
 	__create_pgd_mapping(&op, pa, va, len);
 	if (t->hung)
 		return 0;

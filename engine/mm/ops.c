@@ -9,7 +9,6 @@
 #include "mm_internal.h"
 #include "ptdebug.h"
 
-#define MM_MAX_OP_PAGES (1ull << 18)	/* 1 GiB of 4K pages: the most work the step bound allows for */
 #define MM_STEPS_PER_PAGE 8		/* loop steps a routine may take per page (each is a few at most) */
 
 struct op_desc {
@@ -49,10 +48,12 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	}
 	t->steps = 0;
 	t->hung = false;
-	/* proportional to the work the op asks for, and never more than a few seconds of model
-	 * time: an absurd length ends as a verdict, not as a replay that never returns */
-	if (pages > MM_MAX_OP_PAGES)
-		pages = MM_MAX_OP_PAGES;
+	/* proportional to the work the op asks for, and never more than the model's capacity:
+	 * what an op maps is refused past it (ENOMEM), and a walk visits only what is mapped
+	 * (the empty levels of a range are skipped whole), so a clean op of any length stays
+	 * within the bound, and a routine that makes no progress ends as I11 within seconds */
+	if (pages > mm->capacity)
+		pages = mm->capacity;
 	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + 4096;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
@@ -123,6 +124,9 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 
 static int mm_model_op_run(struct mm_model *mm, const struct pt_event *ev)
 {
+	if (mm->over_budget)
+		return ENOMEM;	/* the model stopped (mm_model_over_budget()) */
+	mm->trace_budget += mm->per_op;
 	struct mm_thread *t = mm_thread_of(mm, ev);
 	if (ev->kind == PT_EV_THREAD || ev->kind == PT_EV_SCHED)
 		return mm_sched_event(mm, ev);

@@ -186,9 +186,12 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 	if (end <= start)
 		return;
 	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
-	for (uint32_t ci = 0; ci < r->nchunk; ci++) {
-		const struct ref_chunk *c = r->chunk[ci];
-		if (c->key < first || c->key > last)
+	/* the chunks of the range, or all chunks if there are fewer: min(range, mapped) */
+	bool sparse = last - first >= r->nchunk;
+	uint64_t n = sparse ? r->nchunk : last - first + 1;
+	for (uint64_t ci = 0; ci < n; ci++) {
+		const struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
+		if (!c || c->key < first || c->key > last)
 			continue;
 		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
@@ -199,23 +202,38 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 	}
 }
 
+/* The words of a range, copied out (ref_move()). */
+struct ref_words {
+	uint64_t n, cap;
+	uint64_t *va, *word;
+};
+
+static void ref_words_add(void *ctx, uint64_t va, uint64_t word)
+{
+	struct ref_words *w = ctx;
+	if (w->n == w->cap) {
+		w->cap = w->cap ? 2 * w->cap : 64;
+		w->va = realloc(w->va, w->cap * sizeof(*w->va));
+		w->word = realloc(w->word, w->cap * sizeof(*w->word));
+		if (!w->va || !w->word)
+			abort();
+	}
+	w->va[w->n] = va;
+	w->word[w->n++] = word;
+}
+
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 {
-	/* copy out first: the ranges may overlap */
-	uint64_t n = len >> PAGE_SHIFT, k = 0;
-	uint64_t *val = malloc((n ? n : 1) * sizeof(*val));
-	if (!val)
-		abort();
-	for (uint64_t i = 0; i < n; i++)
-		val[i] = ref_get(s, old + i * PAGE_SIZE);
+	/* copy out first (the ranges may overlap), only the words there are: the work is
+	 * that of the pages mapped, not of the length */
+	struct ref_words w = { 0 };
+	ref_for_each(s, old, old + len, ref_words_add, &w);
 	ref_clear_range(s, old, old + len);
-	for (uint64_t i = 0; i < n; i++)
-		if (val[i]) {
-			word_set(&s->ref, new + i * PAGE_SIZE, val[i]);
-			k++;
-		}
-	free(val);
-	(void)k;
+	for (uint64_t i = 0; i < w.n; i++)
+		if (w.word[i])
+			word_set(&s->ref, new + (w.va[i] - old), w.word[i]);
+	free(w.va);
+	free(w.word);
 }
 
 uint64_t ref_prot(unsigned prot)
@@ -234,13 +252,24 @@ uint64_t ref_prot(unsigned prot)
 	return f;
 }
 
+struct ref_protect_ctx {
+	struct ref_map *r;
+	uint64_t f;
+};
+
+static void ref_protect_word(void *ctx, uint64_t va, uint64_t v)
+{
+	struct ref_protect_ctx *x = ctx;
+	if (v & REF_PRESENT)
+		word_set(x->r, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | x->f);
+}
+
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot)
 {
-	for (uint64_t va = start; va < end; va += PAGE_SIZE) {
-		uint64_t v = ref_get(s, va);
-		if (v & REF_PRESENT)
-			word_set(&s->ref, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | ref_prot(prot));
-	}
+	/* the words there are, not every page of the range (a PROT_NONE reservation of
+	 * terabytes with a few pages in it) */
+	struct ref_protect_ctx x = { &s->ref, ref_prot(prot) };
+	ref_for_each(s, start, end, ref_protect_word, &x);
 }
 
 /* What a descriptor grants, in REF_* terms. */

@@ -277,6 +277,27 @@ static uint64_t reclaim_folio(struct mm_model *mm, struct mm_thread *t, struct m
 	return u.n;
 }
 
+/*
+ * walk_page_range() skips what has no page table: from addr (where no folio is mapped), the
+ * end of the empty PGD, PUD or PMD entry over it (pgd_none_or_clear_bad() and the like in
+ * walk_pgd_range() ... walk_pmd_range()), or the next page inside a PTE table or under a
+ * PMD that is neither none nor a table (a THP being split).  The walk costs what is
+ * mapped, not the length of the range.
+ */
+static uint64_t walk_skip(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t end)
+{
+	uint64_t table = s->pgd;
+	for (unsigned l = 0; l < 3; l++) {
+		uint64_t e = mm_read(mm, t, pt_entry_pa(table, l, addr));
+		if (pte_none(e) || (l < 2 && (!pte_valid(e) || !pmd_table(e))))
+			return pt_next_addr(addr, end, pt_level_size(l));
+		if (!pte_valid(e) || !pmd_table(e))
+			break;
+		table = desc_pa(e);
+	}
+	return addr + PAGE_SIZE;
+}
+
 int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end)
 {
 	/* madvise_cold_or_pageout_pte_range() collects the folios, reclaim_pages() reclaims them */
@@ -288,12 +309,7 @@ int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s
 			break;
 		struct folio_ref f;
 		if (!folio_lookup(mm, t, s, addr, &f)) {
-			/* walk_page_range() skips what has no page table */
-			uint64_t pmdp = mm_walk_entry(mm, t, s, addr, 2);
-			if (!pmdp || pte_none(mm_read(mm, t, pmdp)))
-				addr = pmd_addr_end(addr, end);
-			else
-				addr += PAGE_SIZE;
+			addr = walk_skip(mm, t, s, addr, end);
 			continue;
 		}
 		reclaim_folio(mm, t, s, &f, anon_id, addr, end);

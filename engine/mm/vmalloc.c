@@ -41,7 +41,9 @@
  * at their allocation order (the kernel splits them and frees 4K pages); a
  * huge vmalloc whose VA is not aligned to its page size falls back to the
  * largest page size the VA allows (the kernel would have picked an aligned
- * VA); vmalloc never fails for memory; vfree in interrupt context runs at once
+ * VA); vmalloc and vmap fail for memory (ENOMEM, before anything is
+ * mapped) only when the call would take the model past its capacity (MM_CAPACITY:
+ * 4 GiB of 4K pages with their tables, all address spaces together); vfree in interrupt context runs at once
  * (the kernel defers it to a worker, vfree_atomic()); pages of a vm area that
  * vunmap_range() removed before vfree() are not freed (not found again).
  */
@@ -690,6 +692,10 @@ int mm_do_vmalloc(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 		if (!vmalloc_range_ok(va, size))
 			goto out;
 	}
+	/* the model's memory: a call past its capacity fails, as one past the free memory does */
+	rc = ENOMEM;
+	if (!mm_capacity_ok(mm, mm_map_units(size, shift >= PMD_SHIFT ? PUD_SIZE : PMD_SIZE)))
+		goto out;
 	rc = alloc_vmap_area(&op, va, size, shift - PAGE_SHIFT, VM_AREA_ALLOC);
 	if (rc)
 		goto out;
@@ -712,6 +718,11 @@ int mm_do_vmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *
 	int rc = EINVAL;
 
 	if (!vmalloc_range_ok(va, size) || !IS_ALIGNED(pa, PAGE_SIZE) || pa + size < pa)
+		goto out;
+	/* the model's memory: the PTEs (blocks where size and alignment allow them) and the
+	 * reference of every page; a call past its capacity fails (vmap() returns NULL) */
+	rc = ENOMEM;
+	if (!mm_capacity_ok(mm, mm_map_units(size, huge && IS_ALIGNED(va | pa, PMD_SIZE) ? PUD_SIZE : PMD_SIZE)))
 		goto out;
 	rc = alloc_vmap_area(&op, va, size, 0, VM_AREA_MAP);
 	if (rc)

@@ -3,6 +3,7 @@
 #include "session.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,9 @@ struct pt_session {
 	void (*tap)(void *, const struct pt_event *);
 	void *tap_ctx;
 	bool finished;
+	bool over_budget;		/* the model stopped (mm_model_over_budget()): no verdict */
+	unsigned nkept;			/* violations before the event that went over */
+	char error[160];
 };
 
 static void count(struct pt_session *s, const struct pt_event *ev);
@@ -79,6 +83,9 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	s->tap = NULL;
 	s->tap_ctx = NULL;
 	s->finished = false;
+	s->over_budget = false;
+	s->nkept = 0;
+	s->error[0] = 0;
 	return 0;
 }
 
@@ -185,6 +192,9 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		/* a captured kernel's evidence: nothing for the model to run (counted only) */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;
+	} else if (ev->kind >= PT_EV_MMAP && s->over_budget) {
+		/* the trace was rejected (pt_session_error()): no op runs any more, and what the
+		 * arch-level events after it reveal is not counted (pt_session_nviolations()) */
 	} else if (ev->kind >= PT_EV_MMAP) {	/* ops-level kinds (event.h) */
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;
@@ -194,6 +204,17 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		if (mm_model_op(s->mm, ev))
 			s->op->failed++;
 		s->op = NULL;
+		if (mm_model_over_budget(s->mm)) {
+			/* what this op left half done is no verdict: its reports are dropped */
+			s->over_budget = true;
+			s->nkept = before;
+			snprintf(s->error, sizeof(s->error),
+				 "the trace exceeds the model's loop-step budget at this event (by default "
+				 "%llu steps and %llu per ops-level event; README \"Limits\")",
+				 (unsigned long long)MM_TRACE_ALLOWANCE, (unsigned long long)MM_TRACE_PER_OP);
+			s->trace_index++;
+			return 0;
+		}
 	} else if (ev->kind == PT_EV_MIGRATE && mm_model_migrate(s->mm, ev)) {
 		count(s, ev);	/* a model thread moves: the model switches it out of its CPU */
 	} else {
@@ -222,6 +243,12 @@ void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct
 
 unsigned pt_session_finish(struct pt_session *s)
 {
+	if (s->over_budget) {
+		if (!s->finished)
+			mm_model_finish(s->mm);	/* the threads unwind (every step is refused) */
+		s->finished = true;
+		return 0;
+	}
 	unsigned before = pt_checker_count(s->c);
 	if (!s->finished) {
 		mm_model_finish(s->mm);	/* queued ops of scheduled threads run to completion */
@@ -238,7 +265,10 @@ unsigned pt_session_finish(struct pt_session *s)
 	return pt_checker_count(s->c) - before;
 }
 
-unsigned pt_session_nviolations(const struct pt_session *s) { return pt_checker_count(s->c); }
+unsigned pt_session_nviolations(const struct pt_session *s)
+{
+	return s->over_budget ? s->nkept : pt_checker_count(s->c);
+}
 const struct pt_violation *pt_session_violation(const struct pt_session *s, unsigned i)
 {
 	return pt_checker_get(s->c, i);
@@ -248,4 +278,14 @@ const struct mm_op_result *pt_session_op_result(const struct pt_session *s) { re
 uint64_t pt_session_hash(const struct pt_session *s)
 {
 	return pt_machine_hash(s->m) ^ (mm_model_hash(s->mm) * 0x9e3779b97f4a7c15ull);
+}
+
+const char *pt_session_error(const struct pt_session *s)
+{
+	return s->over_budget ? s->error : NULL;
+}
+
+void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op)
+{
+	mm_model_set_limits(s->mm, capacity, allowance, per_op);
 }

@@ -74,6 +74,21 @@ struct mm_op_result;
  * (engine/mm/mm.h: ran at once or not, errno, returned address, kernel functions called).
  */
 const struct mm_op_result *pt_session_op_result(const struct pt_session *s);
+
+/*!
+ * pt_session_error() : NULL, or why the session stopped running the trace: it exceeded the
+ * model's loop-step budget (README "Limits").  From that event on no op runs, the
+ * violations are those found before it, and the caller rejects the trace (exit 2, with
+ * the event's location).
+ */
+const char *pt_session_error(const struct pt_session *s);
+/*!
+ * pt_session_set_limits() : the mm model's capacity (units of mm_internal.h's MM_CAPACITY)
+ * and its trace budget (`allowance` loop steps, plus `per_op` per ops-level event), before
+ * any event; pt_session_reset() restores the defaults.  For harnesses that need a smaller
+ * bound than the defaults (the fuzzers).
+ */
+void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op);
 /*! pt_session_hash() : a hash of the whole machine state (page tables, caches, locks); deterministic. */
 uint64_t pt_session_hash(const struct pt_session *s);
 

@@ -340,6 +340,77 @@ case_replay_sigpipe() {
 	return 0
 }
 
+case_replay_huge_sizes() {
+	# one-line traces that name terabytes (issue 10): each op costs what it maps, a size past
+	# the model's capacity is ENOMEM (README "Limits"), never an abort, a false I11 or
+	# gigabytes of memory.  Memory is bounded by ulimit -v where the build allows it (not
+	# under ASan, which reserves terabytes of shadow), CPU time by ulimit -t.
+	h='@ptt version=1 granule=4K va_bits=48 cpus=1 method=hand'
+	m='cpu0 mmap va=0x100000000 len=16T prot=rw asid=1'
+	n=0
+	for body in \
+		'cpu0 vmap va=0xffff800010000000 len=1T pa=0x40000000' \
+		'cpu0 vmap va=0xffff800010000000 len=64T pa=0x40000000' \
+		'cpu0 vmap va=0xffff800040000000 len=1T pa=0x40000000 flags=0x1' \
+		'cpu0 vmalloc va=0xffff800010000000 len=1T' \
+		'cpu0 vmalloc va=0xffff800010000000 len=64T' \
+		'cpu0 vmalloc va=0xffff800040000000 len=1T flags=0x1' \
+		'cpu0 map_mem pa=0x80001000 len=1T' \
+		"cpu0 mmap va=0x100000000 len=16T prot=none asid=1|cpu0 mprotect va=0x100000000 len=16T prot=rw asid=1" \
+		"$m|cpu0 touch va=0x100000000 len=4K asid=1|cpu0 mprotect va=0x100000000 len=16T prot=none asid=1" \
+		"$m|cpu0 madvise pageout va=0x100000000 len=16T asid=1" \
+		"$m|cpu0 touch va=0x3f0000000000 len=4K asid=1|cpu0 madvise pageout va=0x100000000 len=16T asid=1" \
+		"$m|cpu0 touch va=0x100000000 len=1T asid=1|cpu0 touch va=0x100000000 len=1T asid=1" \
+		"$m|cpu0 touch va=0x100000000 len=8K asid=1|cpu0 mremap va=0x100000000 len=16T new_va=0x200000000000 new_len=16T asid=1 flags=0x3" \
+		"$m|cpu0 touch va=0x100000000 len=8K asid=1|cpu0 munmap va=0x100000000 len=16T asid=1"; do
+		n=$((n + 1))
+		printf '%s\n' "$h" "$body" | tr '|' '\n' >huge$n.ptt
+	done
+	lim=
+	(ulimit -v 1048576 && "$PTFUZZ" --version) >/dev/null 2>&1 && lim='ulimit -v 1048576;'
+	for f in huge*.ptt "$DATA"/../../../corpus/mm/limits/*.ptt; do
+		last="replay $f (${lim:-no ulimit -v;} ulimit -t 60)"
+		sh -c "$lim ulimit -t 60; exec \"\$0\" replay \"\$1\"" "$PTFUZZ" "$f" >out 2>err
+		rc=$?
+		expect_rc 0
+		grep -q ": [0-9]* events, 0 violations, state" out || fail "$f: summary line is '$(cat out)'"
+		[ -s err ] && fail "$f: stderr is not empty"
+	done
+	# the refused ones are ENOMEM: failed, and nothing written
+	for i in 1 2 3 4 5 6 7; do
+		pf stats huge$i.ptt
+		expect_rc 0
+		grep -Eq '^  (vmap|vmalloc|map_mem) +1 +1 +0 ' out || fail "huge$i.ptt: not one failed op without PT writes"
+	done
+	return 0
+}
+
+case_replay_over_budget() {
+	# a trace whose ops each cost the model's whole capacity (a touch of 1T that finds it
+	# full): past the trace's loop-step budget it is rejected at the event, exit 2, one
+	# located line, and nothing of the op that went over is reported
+	{
+		echo '@ptt version=1 granule=4K va_bits=48 cpus=1 method=hand'
+		echo 'cpu0 mmap va=0x100000000 len=1T prot=rw asid=1'
+		i=0
+		while [ $i -lt 60 ]; do
+			echo 'cpu0 touch va=0x100000000 len=1T asid=1 flags=0x1'
+			i=$((i + 1))
+		done
+	} >budget.ptt
+	pf replay budget.ptt
+	expect_rc 2
+	[ "$(wc -l <err)" -eq 1 ] || fail "expected one line on stderr"
+	grep -q "^budget.ptt: line [0-9]*: the trace exceeds the model's loop-step budget" err ||
+		fail "stderr is '$(cat err)'"
+	grep -q "^budget.ptt: [0-9]* events before .*, 0 violations" out || fail "stdout is '$(cat out)'"
+	# the same trace cut before the budget is reached replays clean
+	head -n 12 budget.ptt >short.ptt
+	pf replay short.ptt
+	expect_rc 0
+	return 0
+}
+
 # ---- convert ----
 
 case_convert_roundtrip_text() {
