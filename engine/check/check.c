@@ -129,7 +129,14 @@ struct kmap {
 	uint8_t state;
 };
 
+/*
+ * What an operation touched, judged when it returns.  An operation follows its thread across
+ * CPUs (the machine parks it at a switch) and an interrupt handler's runs on top of the one it
+ * interrupted, so each record names its operation: it is kept in the array of the CPU that
+ * made it and judged, wherever the operation returns, by the end of that operation only.
+ */
 struct group_ref {
+	uint32_t op;		/* id of the operation whose store touched the group */
 	uint32_t frame;
 	uint16_t group;
 	uint8_t level;
@@ -138,7 +145,10 @@ struct group_ref {
 struct snap_leaf {
 	uint64_t va;
 	uint64_t desc;
+	uint32_t op;		/* the unmap whose store removed it */
+	uint16_t asid;		/* the unmap's address space (kernel: the VA says so) */
 	uint8_t level;
+	bool foreign;		/* another operation has since stored into its range */
 };
 
 struct cpu_state {
@@ -147,6 +157,7 @@ struct cpu_state {
 	unsigned ngroups;
 	struct snap_leaf snap[MAX_SNAP];
 	unsigned nsnap;
+	unsigned op_snaps;		/* snapshots the operation now running here has taken */
 	uint32_t hang_op;		/* op id already reported as a hang */
 };
 
@@ -178,6 +189,9 @@ struct pt_checker {
 	 * session is created (or reset) for every exec */
 	struct cpu_state *cpu;
 	unsigned ncpu, capcpu;
+	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
+	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
+	unsigned nopen, capopen;
 };
 
 /* ---- reporting ---- */
@@ -606,8 +620,8 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 	       "pmd_lock / page_table_lock / mmap_lock for write");
 }
 
-static void unmap_store(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old,
-			uint64_t va, unsigned level);
+static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
+			unsigned level);
 static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu);
 static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
@@ -685,7 +699,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 	/* I8: what an unmap removes outside its range */
 	if (found)
-		unmap_store(c, cpu, f, idx, old, va, level);
+		unmap_store(c, cpu, &ti, old, va, level);
 
 }
 
@@ -701,17 +715,18 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	unsigned n = fr->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
-	if (((old | new) & PT_DESC_CONT) && pt_machine_op(m, cpu)->open) {
+	const struct pt_opctx *op = pt_machine_op(m, cpu);
+	if (((old | new) & PT_DESC_CONT) && op->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		bool have = false;
 		/* newest first: a run of stores to one group finds it at once */
 		for (unsigned i = cs->ngroups; i-- > 0;)
-			if (cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
+			if (cs->groups[i].op == op->id && cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
 				have = true;
 				break;
 			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
-			struct group_ref g = { f, (uint16_t)(idx / n), fr->level };
+			struct group_ref g = { op->id, f, (uint16_t)(idx / n), fr->level };
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
@@ -724,6 +739,33 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 		       "valid entries of the contiguous group at level %u (entry 0x%llx) disagree: CONT, "
 		       "attributes or consecutive output addresses", fr->level, (unsigned long long)pa);
 	}
+}
+
+static bool op_in_flight(const struct pt_checker *c, uint32_t id)
+{
+	for (unsigned i = 0; i < c->nopen; i++)
+		if (c->open_ops[i] == id)
+			return true;
+	return false;
+}
+
+/*
+ * A user page-table entry that another operation, still in flight, cleared and whose TLB
+ * flush that operation has deferred (zap_pte_range() under mmap_lock for read, for
+ * MADV_DONTNEED/MADV_FREE: the flush and the freeing come at tlb_finish_mmu()) may be filled
+ * again by a concurrent fault before that flush: do_anonymous_page() makes a pte_none() entry
+ * valid with no flush, and pgattr_change_is_safe() deems creating a mapping always safe.  The
+ * old page is not freed before the flush (I1 still holds).  Whether the architecture tolerates
+ * the two translations meanwhile is an open question (docs/open-findings.md); the checkers
+ * follow the kernel.  The operation that cleared the entry remaking it itself before its
+ * flush is still a break-before-make violation.
+ */
+static bool refill_before_deferred_flush(struct pt_checker *c, const struct pt_fact *f, bool global,
+					 unsigned by_cpu)
+{
+	const struct pt_opctx *maker = pt_machine_op(c->m, by_cpu);
+	return !f->global && !global && !f->lazy && f->op && !(maker->open && maker->id == f->op) &&
+	       op_in_flight(c, f->op);
 }
 
 /* I4: a new leaf for va while an old, different translation of it may still be cached */
@@ -743,6 +785,8 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 		if (f->desc == desc && f->va == va && f->level == level)
 			continue;
 		if (f->va == va && f->level == level && conflict_free(f->desc, desc))
+			continue;
+		if (refill_before_deferred_flush(c, f, global, by_cpu))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -1018,6 +1062,20 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 		c->nkmaps = keep;
 		cs->kinv_isb_event = 0;
 	}
+	if (ev->kind == PT_EV_SWITCH && pt_machine_tid(m, ev->cpu) != ev->tid &&
+	    !(pt_machine_context(m, ev->cpu) & (1u << 31))) {
+		/*
+		 * The ISB is owed by the routine that invalidated, for its own later instructions
+		 * (tlbflush.h: flush_tlb_kernel_range, __flush_tlb_kernel_pgtable).  A thread leaves
+		 * the CPU between its kernel TLBI and that ISB only by preemption (the flushes take
+		 * no lock): the interrupt's exception entry, __switch_to()'s dsb(ish), which
+		 * completes the TLBI, and the incoming thread resumes through the exception return
+		 * of its own preemption, or returns to user space: a context synchronization event
+		 * on this CPU (Arm ARM: ERET; Linux sets SCTLR_EL1.EOS).  The incoming context owes
+		 * nothing for it; the preempted routine issues its ISB when it runs again, wherever.
+		 */
+		cs->kinv_isb_event = 0;
+	}
 }
 
 static void on_tlbi_done(void *ctx, struct pt_machine *m, unsigned cpu, unsigned op, uint64_t va, uint64_t size)
@@ -1063,14 +1121,14 @@ static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev
 		       "an ISB", ev->cpu, (unsigned long long)ev->va, (unsigned long long)(cs->kinv_isb_event - 1));
 }
 
-static bool snap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
+/* A leaf outside an unmap's range that one of its stores removed, to probe when it returns. */
+static void snap_leaf(struct cpu_state *cs, const struct pt_opctx *op, uint64_t va, unsigned level, uint64_t desc)
 {
-	struct cpu_state *cs = ctx;
-	if (cs->nsnap >= MAX_SNAP)
-		return false;
-	struct snap_leaf s = { va, desc, (uint8_t)level };
+	if (cs->nsnap >= MAX_SNAP || cs->op_snaps >= MAX_SNAP)
+		return;
+	struct snap_leaf s = { va, desc, op->id, op->asid, (uint8_t)level, false };
 	cs->snap[cs->nsnap++] = s;
-	return true;
+	cs->op_snaps++;
 }
 
 static bool is_unmap(const struct pt_opctx *op)
@@ -1079,8 +1137,8 @@ static bool is_unmap(const struct pt_opctx *op)
 }
 
 /* The leaves of a table's subtree that lie outside [lo, hi), for I8. */
-static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t f, uint64_t base, uint64_t lo,
-			    uint64_t hi)
+static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const struct pt_opctx *op, uint32_t f,
+			    uint64_t base, uint64_t lo, uint64_t hi)
 {
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
 	if (fr->state != PT_FS_TABLE || !fr->level_known)
@@ -1088,19 +1146,42 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
 	unsigned flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
-	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP; i++) {
+	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP; i++) {
 		uint64_t d = e[i], va = base + i * size;
 		if (!d)
 			continue;	/* neither a leaf nor a table */
 		if (va >= lo && va + size <= hi)
 			continue;
 		if (pt_desc_is_leaf(d, fr->level)) {
-			snap_leaf(cs, va, fr->level, d);
+			snap_leaf(cs, op, va, fr->level, d);
 		} else if (pt_desc_is_table(d, fr->level)) {
 			uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(d));
 			if (child != PT_NO_FRAME && pt_machine_frame(c->m, child)->level_known &&
 			    pt_machine_frame(c->m, child)->level == flevel + 1)
-				subtree_outside(c, cs, child, va, lo, hi);
+				subtree_outside(c, cs, op, child, va, lo, hi);
+		}
+	}
+}
+
+/*
+ * A store into what an unmap on another CPU (or a thread parked there) removed outside its
+ * range is that other operation's doing, not the unmap's: reclaim (try_to_unmap() of the
+ * whole folio, under the rmap lock and the PTL only) may unmap the rest of a large folio
+ * that a munmap split, after the munmap dropped the PTL and before its TLB flush.  Such a
+ * leaf is no longer the unmap's to keep.
+ */
+static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const struct tinfo *ti, uint64_t va,
+				uint64_t size)
+{
+	for (unsigned k = 0; k < c->ncpu; k++) {
+		struct cpu_state *cs = &c->cpu[k];
+		for (unsigned i = 0; i < cs->nsnap; i++) {
+			struct snap_leaf *s = &cs->snap[i];
+			bool kernel = kernel_va(s->va);
+			if (s->op == by_op || s->foreign || (kernel ? !ti->kernel : !ti->user || ti->asid != s->asid))
+				continue;
+			if (va < s->va + pt_level_size(s->level) && s->va < va + size)
+				s->foreign = true;
 		}
 	}
 }
@@ -1110,36 +1191,43 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, uint32_t
  * contpte group torn down whole, a table unhooked while it still maps pages outside) must
  * still be mapped the same way when the unmap returns.
  */
-static void unmap_store(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old,
-			uint64_t va, unsigned level)
+static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
+			unsigned level)
 {
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
+	uint64_t size = pt_level_size(level);
+	if (c->nsnap_all)
+		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
 	if (!is_unmap(op) || !pt_desc_valid(old))
 		return;
 	/* the kernel unmaps whole pages: the length rounds up */
-	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull, size = pt_level_size(level);
+	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull;
 	if (va >= lo && va + size <= hi)
 		return;		/* entirely inside: what the unmap is for */
 	struct cpu_state *cs = &c->cpu[cpu];
+	unsigned before = cs->nsnap;
 	if (pt_desc_is_leaf(old, level)) {
-		snap_leaf(cs, va, level, old);
+		snap_leaf(cs, op, va, level, old);
 	} else if (pt_desc_is_table(old, level)) {
 		uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(old));
 		if (child != PT_NO_FRAME)
-			subtree_outside(c, cs, child, va, lo, hi);
+			subtree_outside(c, cs, op, child, va, lo, hi);
 	}
-	(void)f;
-	(void)idx;
+	c->nsnap_all += cs->nsnap - before;
 }
 
 static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_checker *c = ctx;
-	struct cpu_state *cs = &c->cpu[cpu];
 	(void)m;
-	(void)op;
-	cs->ngroups = 0;
-	cs->nsnap = 0;
+	c->cpu[cpu].op_snaps = 0;
+	if (c->nopen == c->capopen) {
+		c->capopen = c->capopen ? 2 * c->capopen : 16;
+		c->open_ops = realloc(c->open_ops, c->capopen * sizeof(*c->open_ops));
+		if (!c->open_ops)
+			abort();
+	}
+	c->open_ops[c->nopen++] = op->id;
 }
 
 struct inside_ctx { uint64_t va, desc; unsigned level; bool found; };
@@ -1154,10 +1242,35 @@ static bool inside_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	return false;
 }
 
+/* The parts of a removed leaf outside [start, end) must still translate the same way: probe
+ * their first and last pages.  False once one was reported. */
+static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, const struct snap_leaf *s,
+		       uint64_t start, uint64_t end)
+{
+	bool kernel = kernel_va(op->va);
+	uint64_t size = pt_level_size(s->level);
+	uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
+	for (unsigned k = 0; k < 4; k++) {
+		uint64_t va = probes[k];
+		if (va < s->va || va >= s->va + size || (va >= start && va < end))
+			continue;
+		struct pt_walk_result r;
+		uint64_t want = pt_desc_oa(s->desc) + (va - s->va);
+		if (!pt_walk(c->m, kernel, op->asid, va, false, &r) || r.pa != want) {
+			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
+			       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
+			       "was part of a level-%u entry at 0x%llx)", pt_op_name(PT_EV_BEGIN, op->kind),
+			       (unsigned long long)start, (unsigned long long)end, (unsigned long long)va,
+			       s->level, (unsigned long long)s->va);
+			return false;
+		}
+	}
+	return true;
+}
+
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
-	struct cpu_state *cs = &c->cpu[cpu];
 	bool kernel = kernel_va(op->va);
 	uint64_t start = op->va, end = (op->va + op->len + 0xfff) & ~0xfffull;	/* whole pages */
 	struct inside_ctx x = { 0 };
@@ -1170,27 +1283,56 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 		       (unsigned long long)(x.va < start ? start : x.va), x.level);
 		return;
 	}
-	for (unsigned i = 0; i < cs->nsnap; i++) {
-		const struct snap_leaf *s = &cs->snap[i];
-		uint64_t size = pt_level_size(s->level);
-		/* the parts of the old leaf outside [start, end) must still translate the same way:
-		 * probe their first and last pages */
-		uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
-		for (unsigned k = 0; k < 4; k++) {
-			uint64_t va = probes[k];
-			if (va < s->va || va >= s->va + size || (va >= start && va < end))
-				continue;
-			struct pt_walk_result r;
-			uint64_t want = pt_desc_oa(s->desc) + (va - s->va);
-			if (!pt_walk(m, kernel, op->asid, va, false, &r) || r.pa != want) {
-				report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
-				       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
-				       "was part of a level-%u entry at 0x%llx)", pt_op_name(PT_EV_BEGIN, op->kind),
-				       (unsigned long long)start, (unsigned long long)end, (unsigned long long)va,
-				       s->level, (unsigned long long)s->va);
+	for (unsigned k = 0; k < c->ncpu; k++) {
+		const struct cpu_state *cs = &c->cpu[k];
+		for (unsigned i = 0; i < cs->nsnap; i++)
+			if (cs->snap[i].op == op->id && !cs->snap[i].foreign &&
+			    !check_snap(c, cpu, op, &cs->snap[i], start, end))
 				return;
-			}
+	}
+}
+
+/* I5 at an operation's return: the contiguous groups its stores touched, wherever it ran, are
+ * complete. */
+static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_machine *m = c->m;
+	for (unsigned k = 0; k < c->ncpu; k++) {
+		for (unsigned i = 0; i < c->cpu[k].ngroups; i++) {
+			const struct group_ref *g = &c->cpu[k].groups[i];
+			const struct pt_frame *fr = pt_machine_frame(m, g->frame);
+			unsigned bad = 0;
+			if (g->op != op->id || fr->state != PT_FS_TABLE ||
+			    cont_group_ok(c, g->frame, g->level, g->group, true, &bad))
+				continue;
+			bool found;
+			uint64_t va = entry_va(c, g->frame, bad, &found);
+			report(c, PT_I5, cpu, "group-incomplete", RULE_CONT, va, (fr->pfn << PT_PAGE_SHIFT) + bad * 8, 0,
+			       pt_machine_entry_latest(m, g->frame, bad), NULL,
+			       "%s returned with the contiguous group of va 0x%llx half built or half torn down "
+			       "(entry %u of the group)", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)va,
+			       bad % (g->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS));
+			return;
 		}
+	}
+}
+
+/* The end of an operation: drop what it recorded, wherever it ran. */
+static void op_records_drop(struct pt_checker *c, uint32_t id)
+{
+	for (unsigned k = 0; k < c->ncpu; k++) {
+		struct cpu_state *cs = &c->cpu[k];
+		unsigned keep = 0;
+		for (unsigned i = 0; i < cs->ngroups; i++)
+			if (cs->groups[i].op != id)
+				cs->groups[keep++] = cs->groups[i];
+		cs->ngroups = keep;
+		keep = 0;
+		for (unsigned i = 0; i < cs->nsnap; i++)
+			if (cs->snap[i].op != id)
+				cs->snap[keep++] = cs->snap[i];
+		c->nsnap_all -= cs->nsnap - keep;
+		cs->nsnap = keep;
 	}
 }
 
@@ -1283,28 +1425,16 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		break;
 	}
 	/* I5: contiguous groups touched must be complete when the operation returns */
-	for (unsigned i = 0; i < cs->ngroups; i++) {
-		const struct group_ref *g = &cs->groups[i];
-		unsigned bad = 0;
-		const struct pt_frame *fr = pt_machine_frame(m, g->frame);
-		if (fr->state != PT_FS_TABLE)
-			continue;
-		if (!cont_group_ok(c, g->frame, g->level, g->group, true, &bad)) {
-			bool found;
-			uint64_t va = entry_va(c, g->frame, bad, &found);
-			report(c, PT_I5, cpu, "group-incomplete", RULE_CONT, va, (fr->pfn << PT_PAGE_SHIFT) + bad * 8, 0,
-			       pt_machine_entry_latest(m, g->frame, bad), NULL,
-			       "%s returned with the contiguous group of va 0x%llx half built or half torn down "
-			       "(entry %u of the group)", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)va,
-			       bad % (g->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS));
-			break;
-		}
-	}
-	cs->ngroups = 0;
+	check_groups(c, cpu, op);
 	/* I8: an unmap that failed (EINVAL ...) unmapped nothing, by contract */
 	if ((op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len && !op->err)
 		check_unmap(c, cpu, op);
-	cs->nsnap = 0;
+	op_records_drop(c, op->id);
+	for (unsigned i = 0; i < c->nopen; i++)
+		if (c->open_ops[i] == op->id) {
+			c->open_ops[i] = c->open_ops[--c->nopen];
+			break;
+		}
 }
 
 static void on_step(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
@@ -1431,9 +1561,11 @@ static void cpus_reset(struct pt_checker *c, unsigned ncpus)
 		cs->kinv_isb_event = 0;
 		cs->ngroups = 0;
 		cs->nsnap = 0;
+		cs->op_snaps = 0;
 		cs->hang_op = 0;
 	}
 	c->ncpu = ncpus;
+	c->nsnap_all = 0;
 }
 
 struct pt_checker *pt_checker_new(struct pt_machine *m)
@@ -1453,6 +1585,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->site = NULL;
 	c->nkmaps = 0;
 	c->memo.valid = false;
+	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);
 }
@@ -1462,6 +1595,7 @@ void pt_checker_free(struct pt_checker *c)
 	if (!c)
 		return;
 	free(c->cpu);
+	free(c->open_ops);
 	free(c->v);
 	free(c);
 }

@@ -595,6 +595,12 @@ struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t)
 {
 	struct mm_space *k = &mm->kernel;
 	if (!k->pgd) {
+		/* swapper_pg_dir exists before any thread runs (boot): as for a user mm in
+		 * mm_space_get(), its creation is no point where threads interleave, or a thread
+		 * suspended in it would come back and install a second root over the tables another
+		 * thread's kernel op hooked into the first */
+		struct mm_thread *running = mm->running;
+		mm->running = NULL;
 		k->kernel = true;
 		k->pgd = mm_alloc_table(mm, t, 0);
 		mm_dsb(mm, t, PT_BAR_ISHST);
@@ -603,6 +609,7 @@ struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t)
 			mm_emit(mm, &mm->thread[c], &ev);
 		}
 		mm_isb(mm, t);
+		mm->running = running;
 	}
 	return k;
 }

@@ -24,7 +24,13 @@ int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *
 			mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 			return ENOMEM;	/* the model does not pick another address */
 		}
-		do_munmap(mm, t, s, start, len);	/* MAP_FIXED replaces what was there */
+		/* MAP_FIXED replaces what was there, or fails as its unmap does (mmap_region():
+		 * a hugetlb VMA splits only at its huge page size, hugetlb_vm_op_split()) */
+		int rc = do_munmap(mm, t, s, start, len);
+		if (rc) {
+			mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+			return rc;
+		}
 	}
 	unsigned order = ev->order;
 	if (order != 0 && order != 4 && order != 9)

@@ -505,16 +505,18 @@ static void change_protection_range(struct prot_op *op, uint64_t addr, uint64_t 
 	tlb_end_vma(mm, t, op->tlb);
 }
 
-/* change_protection(): MM_CP_PROT_NUMA makes the new protection PAGE_NONE */
+/* change_protection(): MM_CP_PROT_NUMA makes the new protection PAGE_NONE; the NUMA scan hints
+ * for target_node, the node it runs on when it starts */
 static uint64_t change_protection(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-				  struct mmu_gather *tlb, uint64_t start, uint64_t end, unsigned prot, bool prot_numa)
+				  struct mmu_gather *tlb, uint64_t start, uint64_t end, unsigned prot, bool prot_numa,
+				  unsigned target_node)
 {
 	const char *prev = mm_site(mm, t, prot_numa ? "change_prot_numa" : "change_protection");
 	struct prot_op op = {
 		.mm = mm, .t = t, .s = s, .tlb = tlb,
 		.prot = prot_numa ? 0 : prot,
 		.prot_numa = prot_numa,
-		.target_node = numa_node_id(mm, t),
+		.target_node = target_node,
 	};
 	change_protection_range(&op, start, end);
 	mm_site(mm, t, prev);
@@ -530,12 +532,12 @@ static void mprotect_reference(struct mm_space *s, uint64_t start, uint64_t end,
 	ref_protect(s, start, end, prot);
 }
 
-/* The scan: each mapped page whose folio is worth a hint becomes a NUMA hint, page by page
- * (independently of the batches the routine takes). */
+/* The scan: each mapped page whose folio is worth a hint for the node the scan ran for becomes a
+ * NUMA hint, page by page (independently of the batches the routine takes). */
 static void numa_scan_reference(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start,
-				uint64_t end)
+				uint64_t end, unsigned target_node)
 {
-	struct prot_op op = { .mm = mm, .t = t, .s = s, .prot_numa = true, .target_node = numa_node_id(mm, t) };
+	struct prot_op op = { .mm = mm, .t = t, .s = s, .prot_numa = true, .target_node = target_node };
 	for (uint64_t va = start; va < end; va += PAGE_SIZE) {
 		uint64_t r = ref_get(s, va);
 		if (!(r & REF_PRESENT) || (r & REF_NUMA))
@@ -558,7 +560,7 @@ static void mprotect_fixup(struct mm_model *mm, struct mm_thread *t, struct mm_s
 	vma_split_range(s, start, end);
 	vma = find_vma(s, start);
 	vma->prot = (uint8_t)prot;
-	change_protection(mm, t, s, tlb, start, end, prot, false);
+	change_protection(mm, t, s, tlb, start, end, prot, false, numa_node_id(mm, t));
 	mprotect_reference(s, start, end, prot);
 }
 
@@ -611,11 +613,14 @@ static int task_numa_work(struct mm_model *mm, struct mm_thread *t, struct mm_sp
 		if ((vma->flags & MM_VMA_HUGETLB) || !(vma->prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC)))
 			continue;
 		uint64_t a = vma->start > start ? vma->start : start, b = vma->end < end ? vma->end : end;
+		/* the node is read as the scan starts: the thread may migrate before the reference
+		 * (kernel: change_pte_range() reads numa_node_id() once for its table) */
+		unsigned nid = numa_node_id(mm, t);
 		struct mmu_gather tlb;
 		tlb_gather_mmu(&tlb, s);
-		change_protection(mm, t, s, &tlb, a, b, 0, true);
+		change_protection(mm, t, s, &tlb, a, b, 0, true, nid);
 		tlb_finish_mmu(mm, t, &tlb);
-		numa_scan_reference(mm, t, s, a, b);
+		numa_scan_reference(mm, t, s, a, b, nid);
 		if (!t->hung)
 			ref_check(mm, t, s, a, b, "mprotect(numa)");
 	}
