@@ -764,7 +764,9 @@ static bool refill_before_deferred_flush(struct pt_checker *c, const struct pt_f
 					 unsigned by_cpu)
 {
 	const struct pt_opctx *maker = pt_machine_op(c->m, by_cpu);
-	return !f->global && !global && !f->lazy && f->op && !(maker->open && maker->id == f->op) &&
+	/* user entries only (not global): a lazily freed vmap area's are global, and the purge
+	 * list judges them */
+	return !f->global && !global && f->op && !(maker->open && maker->id == f->op) &&
 	       op_in_flight(c, f->op);
 }
 
