@@ -16,6 +16,7 @@ set(PTFUZZ_CLI_CASES
   replay_bad_text_line
   replay_bad_reference
   replay_deterministic
+  replay_names_variant
   replay_sigpipe
   replay_record
   replay_huge_sizes

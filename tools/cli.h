@@ -191,6 +191,7 @@ struct replay_run {
 	unsigned nctx, ctx_cap;
 	unsigned profile;		/* the kernel profile the model ran as (mm.h) */
 	char release[16];		/* the header's kernel MAJOR.MINOR, "" if none */
+	char named_variant[64];		/* the trace's own `# variant: NAME` comment, "" if none */
 	struct fidelity fid;		/* when fidelity */
 };
 

@@ -224,6 +224,7 @@ void replay_file(struct replay_run *run)
 	run->s = pt_session_new(pt_reader_header(r));
 	run->profile = 0;
 	run->release[0] = '\0';
+	run->named_variant[0] = '\0';
 	if (run->kernel) {
 		/* the kernel's profile: --kernel NAME (checked at parse time), or from the header */
 		int p = mm_profile_lookup(run->kernel);
@@ -279,6 +280,11 @@ void replay_file(struct replay_run *run)
 					    pt_session_counters(run->s)->pt_writes - pt_writes);
 			if (run->rec)
 				record_result(run, &ev);
+		} else if (ev.kind == PT_EV_COMMENT && ev.text && !run->named_variant[0] &&
+			   !strncmp(ev.text, "variant: ", 9)) {
+			/* a minimized reproducer or a corpus trace says which model shows its finding */
+			snprintf(run->named_variant, sizeof(run->named_variant), "%.*s",
+				 (int)strcspn(ev.text + 9, " \t"), ev.text + 9);
 		} else if (ev.kind == PT_EV_KERNEL) {
 			if (run->fidelity)
 				fid_evidence(&run->fid, &ev);
@@ -363,7 +369,10 @@ void help_replay(FILE *f)
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"
 	      "bytes; - reads standard input) against the arm64 machine model and report\n"
-	      "every invariant violation the checkers find.\n"
+	      "every invariant violation the checkers find.  The model is the default\n"
+	      "(patched) one unless --variant or --kernel says otherwise; a trace that\n"
+	      "names its variant (`# variant: NAME`, as minimized reproducers do) gets a\n"
+	      "line saying so when it ran without it.\n"
 	      "\n"
 	      "For each file: one summary line\n"
 	      "  FILE: N events, K violations (I4 x1), state 0x<hash of the final state>\n"
@@ -441,6 +450,10 @@ static void file_text(const struct replay_run *run, bool quiet)
 		printf("%s: the mm model ran as kernel profile %s (%s)\n", run->name, mm_profile_info(run->profile)->name,
 		       run->kernel && strcmp(run->kernel, "auto") ? "--kernel" : "the header's kernel release");
 	fid_text(stdout, run->name, &run->fid, !quiet);
+	if (run->named_variant[0] && !(run->variants && run->variants[0]))
+		printf("%s: the trace names the variant %s (`# variant:`); this ran the default model: "
+		       "replay with --variant %s for its finding\n",
+		       run->name, run->named_variant, run->named_variant);
 	if (quiet)
 		return;
 	for (unsigned i = 0; i < pt_session_nviolations(run->s); i++) {

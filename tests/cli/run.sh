@@ -312,6 +312,21 @@ EOF
 	return 0
 }
 
+# a trace's own `# variant: NAME` is named when replay ran the default model instead
+case_replay_names_variant() {
+	pf replay -q "$DATA/variant-named.ptt"
+	expect_rc 0
+	out_has "names the variant anon-folio-past-vma (\`# variant:\`); this ran the default model: replay with --variant anon-folio-past-vma"
+	pf replay -q --variant anon-folio-past-vma "$DATA/variant-named.ptt"
+	expect_rc 1
+	grep -q "names the variant" out && fail "'ptfuzz $last': the hint is printed under --variant"
+	out_has "1 violation (I10 x1)"
+	pf replay -q "$DATA/clean.ptt"
+	expect_rc 0
+	grep -q "names the variant" out && fail "'ptfuzz $last': a hint for a trace that names no variant"
+	return 0
+}
+
 case_replay_deterministic() {
 	for opt in "" --json; do
 		"$PTFUZZ" replay $opt "$DATA/bbm.ptt" "$DATA/clean.ptt" >one 2>&1
