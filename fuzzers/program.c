@@ -35,6 +35,7 @@
 #define KHUGE_BASE 0xffff800200000000ull	/* kernel hugetlb (ioremap-like block mappings) */
 #define UHUGE_BASE 0x600000000000ull
 #define VMAP_PA_BASE 0x40000000ull		/* device-like memory, below the allocator's PHYS_BASE */
+#define ALLOC_PA_BASE 0x80000000ull		/* the mm model's PHYS_BASE: pages it hands out */
 #define BANK_PA_BASE 0x300000000ull		/* RAM the allocator never reaches: hotplugged banks */
 #define BANK_SIZE (64ull << 20)
 
@@ -1000,6 +1001,11 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 	case PT_EV_VMALLOC:
 	case PT_EV_VMAP: {
 		if (e->kind == PT_EV_VMAP && e->pa & (K4 - 1))
+			return false;
+		/* vmap() maps pages its caller owns: device-like memory below the page allocator's
+		 * range or a hotplugged bank it never reaches, never a page the allocator may hand
+		 * out again (and free under the vmap's mapping) */
+		if (e->kind == PT_EV_VMAP && !(e->pa + e->len <= ALLOC_PA_BASE || e->pa >= BANK_PA_BASE))
 			return false;
 		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
 		    e->va < PT_KERNEL_VA)

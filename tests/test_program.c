@@ -219,6 +219,30 @@ static unsigned decode_events(const struct pt_event *ev, unsigned n, unsigned cp
  * page-table lock; the decoder drops it.  The second is lazy-mmu-irq's reproducer: the
  * table exists (a vmap before the thread made it), the handler only stores ptes: kept.
  */
+/* a vmap maps pages its caller owns, never pages the model's allocator may hand out again
+ * (a literal vmap of pa=0x100000000 was freed under its mapping once a 1G hugetlb set took it) */
+static void test_vmap_pages_stay_out_of_the_allocator(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	static const struct { uint64_t pa, len; unsigned dropped; } cases[] = {
+		{ 0x40000000, 0x1000, 0 },	/* device-like memory below the allocator */
+		{ 0x7ffff000, 0x1000, 0 },	/* its last page */
+		{ 0x7ffff000, 0x2000, 1 },	/* into the allocator's first page */
+		{ 0x80000000, 0x1000, 1 },	/* the allocator's PHYS_BASE */
+		{ 0x100000000, 0x1000, 1 },
+		{ 0x300000000, 0x1000, 0 },	/* a hotplugged bank the allocator never reaches */
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct pt_event ev[] = {
+			{ .kind = PT_EV_VMAP, .cpu = 0, .va = KVA, .len = cases[i].len, .pa = cases[i].pa },
+		};
+		assert_int_equal(decode_events(ev, 1, 1, &p), cases[i].dropped);
+	}
+	pt_program_free(&p);
+}
+
 static void test_irq_maps_only_into_existing_tables(void **state)
 {
 	(void)state;
@@ -550,6 +574,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_max_ops_bounds_the_program),
 		cmocka_unit_test(test_decode_encode_decode_is_stable),
 		cmocka_unit_test(test_contracts_are_kept_unless_allowed),
+		cmocka_unit_test(test_vmap_pages_stay_out_of_the_allocator),
 		cmocka_unit_test(test_irq_maps_only_into_existing_tables),
 		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
 		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
