@@ -159,8 +159,6 @@ void fid_judge(struct fidelity *f, uint64_t total_pt_writes);
 /*! fid_populated_nothing() : the trace's ops ran, and no page-table entry was ever written. */
 bool fid_populated_nothing(const struct fidelity *f);
 const char *fid_what_name(enum fid_what w);
-/*! fid_errno_name() : "ENOMEM" for 12, "E?" for unknown */
-const char *fid_errno_name(int e);
 void fid_free(struct fidelity *f);
 /*! cli_kernel_arg() : check --kernel NAME (a profile or "auto"); a usage error (2) if unknown, 0 ok. */
 int cli_kernel_arg(const char *cmd, const char *name);

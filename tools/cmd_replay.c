@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "ftrace.h"
 #include "mm.h"
 
 /*
@@ -197,7 +198,7 @@ static void record_result(struct replay_run *run, const struct pt_event *ev)
 	if (!r->ran)
 		snprintf(text, sizeof(text), "model result: %s: queued (its thread is scheduled)", pt_kind_name(ev->kind));
 	else if (r->rc)
-		snprintf(text, sizeof(text), "model result: %s = -%s", pt_kind_name(ev->kind), fid_errno_name(r->rc));
+		snprintf(text, sizeof(text), "model result: %s = -%s", pt_kind_name(ev->kind), pt_errno_name(r->rc));
 	else if (ev->kind == PT_EV_MMAP || ev->kind == PT_EV_MREMAP)
 		snprintf(text, sizeof(text), "model result: %s = 0x%" PRIx64, pt_kind_name(ev->kind), r->addr);
 	else

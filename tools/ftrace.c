@@ -364,7 +364,7 @@ static int place(struct ft *x, uint32_t pid, unsigned cpu)
 /* ------------------------------------------------------------------ */
 /* the operations                                                      */
 
-static const char *errno_name(int64_t e)
+const char *pt_errno_name(int64_t e)
 {
 	switch (e) {
 	case 1: return "EPERM";
@@ -430,7 +430,7 @@ static void describe(const struct pending *p, int64_t ret, char *buf, size_t siz
 	if (n < 0 || (size_t)n >= size)
 		return;
 	if (ret < 0 && ret >= -4095)
-		snprintf(buf + n, size - n, " = -%s", errno_name(-ret));
+		snprintf(buf + n, size - n, " = -%s", pt_errno_name(-ret));
 	else
 		snprintf(buf + n, size - n, " = 0x%llx", (unsigned long long)ret);
 }

@@ -105,6 +105,8 @@ struct pt_ftrace_info {
  */
 int pt_import_ftrace(const char *in, const char *out, struct pt_error *err);
 
+/*! pt_errno_name() : "ENOMEM" for 12 (the errnos mm syscalls return), "E?" for others. */
+const char *pt_errno_name(int64_t e);
 /*! pt_import_ftrace_opts() : the same with options (NULL = defaults) and what it saw (info may be NULL). */
 int pt_import_ftrace_opts(const char *in, const char *out, const struct pt_ftrace_opts *opts,
 			  struct pt_ftrace_info *info, struct pt_error *err);

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "ftrace.h"
 #include "mm.h"
 
 static void *grow(void *v, size_t *cap, size_t n, size_t size)
@@ -105,25 +106,6 @@ void fid_evidence(struct fidelity *f, const struct pt_event *ev)
 	o->kcalls[ev->op]++;
 }
 
-const char *fid_errno_name(int e)
-{
-	switch (e) {
-	case 1: return "EPERM";
-	case 9: return "EBADF";
-	case 11: return "EAGAIN";
-	case 12: return "ENOMEM";
-	case 13: return "EACCES";
-	case 14: return "EFAULT";
-	case 16: return "EBUSY";
-	case 17: return "EEXIST";
-	case 19: return "ENODEV";
-	case 22: return "EINVAL";
-	case 38: return "ENOSYS";
-	case 75: return "EOVERFLOW";
-	default: return "E?";
-	}
-}
-
 const char *fid_what_name(enum fid_what w)
 {
 	static const char *const names[FID_WHAT_COUNT] = {
@@ -171,15 +153,15 @@ static void judge_result(struct fidelity *f, size_t i)
 	if (!ke && o->rc) {
 		if (returns_addr(o))
 			diverge(f, i, FID_RESULT, "the kernel completed it (returned 0x%" PRIx64 "), the model failed it (%s)",
-				o->kret, fid_errno_name(o->rc));
+				o->kret, pt_errno_name(o->rc));
 		else
 			diverge(f, i, FID_RESULT, "the kernel completed it, the model failed it (%s)",
-				fid_errno_name(o->rc));
+				pt_errno_name(o->rc));
 	} else if (ke && !o->rc) {
-		diverge(f, i, FID_RESULT, "the kernel failed it (%s), the model completed it", fid_errno_name(ke));
+		diverge(f, i, FID_RESULT, "the kernel failed it (%s), the model completed it", pt_errno_name(ke));
 	} else if (ke && o->rc && ke != o->rc) {
-		diverge(f, i, FID_ERRNO, "the kernel failed it with %s, the model with %s", fid_errno_name(ke),
-			fid_errno_name(o->rc));
+		diverge(f, i, FID_ERRNO, "the kernel failed it with %s, the model with %s", pt_errno_name(ke),
+			pt_errno_name(o->rc));
 	} else if (!ke && returns_addr(o) && o->kret != o->addr) {
 		diverge(f, i, FID_ADDRESS, "the kernel returned 0x%" PRIx64 ", the model 0x%" PRIx64, o->kret, o->addr);
 	}
@@ -238,7 +220,7 @@ void fid_judge(struct fidelity *f, uint64_t total_pt_writes)
 			/* a capture's touch marker: the workload went on to touch the range, so the
 			 * kernel faulted it in */
 			diverge(f, i, FID_RESULT, "the workload touched it (the kernel faulted it in), the model failed "
-				"it (%s)", fid_errno_name(o->rc));
+				"it (%s)", pt_errno_name(o->rc));
 		if (f->evidence)
 			judge_calls(f, i);
 	}
@@ -349,7 +331,7 @@ void fid_ops_json(struct json *j, const struct fidelity *f)
 		json_key(j, "ran");
 		json_bool(j, o->ran);
 		json_key(j, "error");
-		json_string(j, o->ran && o->rc ? fid_errno_name(o->rc) : NULL);
+		json_string(j, o->ran && o->rc ? pt_errno_name(o->rc) : NULL);
 		json_key(j, "addr");
 		if (o->ran && !o->rc && returns_addr(o))
 			json_hex(j, o->addr);
@@ -367,7 +349,7 @@ void fid_ops_json(struct json *j, const struct fidelity *f)
 			if (!o->has_result)
 				json_null(j);
 			else if (kernel_errno(o) && (int64_t)o->kret < 0)
-				json_string(j, fid_errno_name(kernel_errno(o)));
+				json_string(j, pt_errno_name(kernel_errno(o)));
 			else
 				json_hex(j, o->kret);
 			json_key(j, "calls");

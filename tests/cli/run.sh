@@ -14,26 +14,9 @@ DATA=$2
 WORK=$3
 CASE=$4
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*" >&2
-	for f in out err; do
-		[ -s "$f" ] && { echo "--- $f:" >&2; head -n 40 "$f" >&2; }
-	done
-	exit 1
-}
-
-# pf ARGS...: run ptfuzz, stdout to ./out, stderr to ./err, status to $rc
-pf() {
-	last="$*"
-	"$PTFUZZ" "$@" >out 2>err
-	rc=$?
-}
-
-expect_rc() {
-	[ "$rc" -eq "$1" ] || fail "'ptfuzz $last' exited $rc, expected $1"
-}
+. "$here/runner.sh"
 
 # expect_usage_error ARGS...: exit 2, nothing on stdout, one line on stderr
 expect_usage_error() {
@@ -42,14 +25,6 @@ expect_usage_error() {
 	[ -s out ] && fail "'ptfuzz $last' wrote to stdout"
 	[ "$(wc -l <err)" -eq 1 ] || fail "'ptfuzz $last': expected one line on stderr"
 	grep -q '^ptfuzz' err || fail "'ptfuzz $last': the message does not start with ptfuzz"
-}
-
-out_has() {
-	grep -q -e "$1" out || fail "'ptfuzz $last': stdout lacks '$1'"
-}
-
-err_has() {
-	grep -q -e "$1" err || fail "'ptfuzz $last': stderr lacks '$1'"
 }
 
 # filler N: N events that no checker can object to (comments and ISBs),

@@ -16,34 +16,9 @@ EXAMPLES=$3
 WORK=$4
 CASE=$5
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*" >&2
-	for f in out err; do
-		[ -s "$f" ] && { echo "--- $f:" >&2; head -n 40 "$f" >&2; }
-	done
-	exit 1
-}
-
-pf() {
-	last="$*"
-	"$PTFUZZ" "$@" >out 2>err
-	rc=$?
-}
-
-expect_rc() {
-	[ "$rc" -eq "$1" ] || fail "'ptfuzz $last' exited $rc, expected $1"
-}
-
-out_has() {
-	grep -q -e "$1" out || fail "'ptfuzz $last': stdout lacks '$1'"
-}
-
-out_lacks() {
-	grep -q -e "$1" out && fail "'ptfuzz $last': stdout has '$1'"
-	return 0
-}
+. "$here/runner.sh"
 
 # json EXPR: evaluate a Python expression over the JSON document in ./out (d)
 json() {

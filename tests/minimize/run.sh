@@ -27,26 +27,9 @@ CASE=$5
 VARIANTS=$SRC/corpus/regressions/variants
 PAD=$SRC/tests/minimize/pad.awk
 
+here=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
-
-fail() {
-	echo "FAIL [$CASE]: $*" >&2
-	for f in out err; do
-		[ -s "$f" ] && { echo "--- $f:" >&2; head -n 40 "$f" >&2; }
-	done
-	exit 1
-}
-
-# pf ARGS...: run ptfuzz, stdout to ./out, stderr to ./err, status to $rc
-pf() {
-	last="$*"
-	"$PTFUZZ" "$@" >out 2>err
-	rc=$?
-}
-
-expect_rc() {
-	[ "$rc" -eq "$1" ] || fail "'ptfuzz $last' exited $rc, expected $1"
-}
+. "$here/runner.sh"
 
 # expect_error RC ARGS...: exit RC, nothing on stdout, one line on stderr
 expect_error() {
@@ -56,10 +39,6 @@ expect_error() {
 	expect_rc "$want"
 	[ -s out ] && fail "'ptfuzz $last' wrote to stdout"
 	[ "$(wc -l <err)" -eq 1 ] || fail "'ptfuzz $last': expected one line on stderr"
-}
-
-err_has() {
-	grep -q -e "$1" err || fail "'ptfuzz $last': stderr lacks '$1'"
 }
 
 # signatures [--variant V] FILE: the signatures FILE replays to, one a line
