@@ -18,6 +18,13 @@
  *                           (for the variants that sit behind a WARN).
  *   PTFUZZ_EXPECT=I1,I3     only these invariants are findings (time-to-bug).
  *   PTFUZZ_MAX_OPS=N        records decoded per input (default 64).
+ *   PTFUZZ_KNOWN=off|FILE   the known findings (default: fuzzers/known-findings.txt
+ *                           of the source tree): on the default model, a violation
+ *                           listed there is a documented question about the real
+ *                           kernel (docs/open-findings.md), not a model bug; it is
+ *                           printed ("ptfuzz known finding: ...", once per signature
+ *                           and process) and does not stop the campaign, as
+ *                           syzkaller's ignores.  `off`: every violation is a finding.
  *
  * Built three ways (fuzzers/CMakeLists.txt): ops_invariants_fuzz (libFuzzer),
  * ops_invariants_afl (AFL++ persistent mode, afl_main.c) and
@@ -38,6 +45,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_SIGS 64
+#define MAX_KNOWN 32
+
+/* A known finding: a signature, and optionally what the descriptors must show for it to be
+ * the documented case ("refold": the new descriptor sets CONT over an old one without it) */
+struct known {
+	char sig[96];
+	bool refold;
+	bool printed;
+};
 
 static struct {
 	bool ready;
@@ -46,12 +62,15 @@ static struct {
 	uint32_t expect;		/* bit per invariant id; 0: all */
 	bool check_twice;		/* the regression driver: determinism too */
 	struct pt_program prog;
+	struct known known[MAX_KNOWN];
+	unsigned nknown;
 } cfg;
 
 struct verdict {
 	unsigned n;
 	char sig[MAX_SIGS][96];
 	unsigned id[MAX_SIGS];
+	uint64_t old[MAX_SIGS], new[MAX_SIGS];
 	uint64_t hash;
 };
 
@@ -59,6 +78,44 @@ static void fail_config(const char *what, const char *value)
 {
 	fprintf(stderr, "ops_invariants: %s: '%s'\n", what, value);
 	exit(2);
+}
+
+/*
+ * The known-findings file: one signature a line, optionally followed by `refold`, then
+ * anything (the reference into docs/open-findings.md); `#` starts a comment.  The default
+ * file missing (a build outside the source tree) leaves the list empty, with a note: every
+ * violation is then a finding, nothing is hidden.
+ */
+static void load_known(const char *path, bool must_exist)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		if (must_exist)
+			fail_config("PTFUZZ_KNOWN names no readable file", path);
+		fprintf(stderr, "ops_invariants: no known-findings file %s: every violation is a finding\n", path);
+		return;
+	}
+	char line[512];
+	unsigned lineno = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char sig[96], qual[32];
+		lineno++;
+		char *hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		int n = sscanf(line, "%95s %31s", sig, qual);
+		if (n < 1)
+			continue;
+		if (cfg.nknown == MAX_KNOWN || !strchr(sig, '/') || sig[0] != 'I') {
+			fprintf(stderr, "ops_invariants: %s:%u: not a signature, or more than %u of them\n", path,
+				lineno, MAX_KNOWN);
+			exit(2);
+		}
+		struct known *k = &cfg.known[cfg.nknown++];
+		memcpy(k->sig, sig, sizeof(k->sig));
+		k->refold = n == 2 && !strcmp(qual, "refold");
+	}
+	fclose(f);
 }
 
 static void configure(void)
@@ -94,6 +151,15 @@ static void configure(void)
 		if (*end || n < 1 || n > 4096)
 			fail_config("PTFUZZ_MAX_OPS is a number of records, 1..4096", m);
 		cfg.opts.max_ops = (unsigned)n;
+	}
+	const char *k = getenv("PTFUZZ_KNOWN");
+	if (k && *k) {
+		if (strcmp(k, "off"))
+			load_known(k, true);
+	} else {
+#ifdef PTFUZZ_KNOWN_FINDINGS
+		load_known(PTFUZZ_KNOWN_FINDINGS, false);
+#endif
 	}
 	pt_program_init(&cfg.prog);
 #ifdef PTFUZZ_REGRESS
@@ -135,6 +201,8 @@ static void run(const struct pt_program *p, const char *variant, struct verdict 
 	for (unsigned i = 0; i < pt_session_nviolations(s) && out->n < MAX_SIGS; i++) {
 		const struct pt_violation *v = pt_session_violation(s, i);
 		out->id[out->n] = v->id;
+		out->old[out->n] = v->old_desc;
+		out->new[out->n] = v->new_desc;
 		memcpy(out->sig[out->n], v->signature, sizeof(out->sig[0]));
 		out->n++;
 	}
@@ -146,6 +214,25 @@ static bool has_sig(const struct verdict *v, const char *sig)
 	for (unsigned i = 0; i < v->n; i++)
 		if (!strcmp(v->sig[i], sig))
 			return true;
+	return false;
+}
+
+/* Is violation i of the default model a known finding?  Printed the first time it is met. */
+static bool known_finding(const struct verdict *v, unsigned i)
+{
+	for (unsigned j = 0; j < cfg.nknown; j++) {
+		struct known *k = &cfg.known[j];
+		if (strcmp(k->sig, v->sig[i]))
+			continue;
+		if (k->refold && !((v->new[i] & PT_DESC_CONT) && !(v->old[i] & PT_DESC_CONT)))
+			continue;
+		if (!k->printed)
+			fprintf(stderr, "ptfuzz known finding: I%u %s%s (listed in the known findings, "
+				"docs/open-findings.md; PTFUZZ_KNOWN=off makes it a finding)\n", v->id[i], v->sig[i],
+				k->refold ? " refold" : "");
+		k->printed = true;
+		return true;
+	}
 	return false;
 }
 
@@ -186,6 +273,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			if (has_sig(&def, a.sig[i]))
 				continue;	/* the default shows it too: not the variant's bug */
+		} else if (known_finding(&a, i)) {
+			continue;	/* a documented kernel question, printed */
 		}
 		finding(&a, i, cfg.prog.n);
 	}

@@ -622,6 +622,8 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 
 static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
 			unsigned level);
+static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu);
+static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx);
 static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu);
 static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
@@ -664,7 +666,9 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
 		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
 		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
-						     !conflict_free(vis, new))))
+						     !conflict_free(vis, new))) &&
+		    !(pt_desc_is_leaf(vis, level) &&
+		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti.kernel, cpu)))
 			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
 			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
 			       "after the break, no TLBI)", level, (unsigned long long)pa);
@@ -750,24 +754,44 @@ static bool op_in_flight(const struct pt_checker *c, uint32_t id)
 }
 
 /*
- * A user page-table entry that another operation, still in flight, cleared and whose TLB
- * flush that operation has deferred (zap_pte_range() under mmap_lock for read, for
- * MADV_DONTNEED/MADV_FREE: the flush and the freeing come at tlb_finish_mmu()) may be filled
- * again by a concurrent fault before that flush: do_anonymous_page() makes a pte_none() entry
- * valid with no flush, and pgattr_change_is_safe() deems creating a mapping always safe.  The
- * old page is not freed before the flush (I1 still holds).  Whether the architecture tolerates
- * the two translations meanwhile is an open question (docs/open-findings.md); the checkers
- * follow the kernel.  The operation that cleared the entry remaking it itself before its
- * flush is still a break-before-make violation.
+ * One rule for a user page-table entry that another operation, still in flight, cleared and
+ * whose TLB flush that operation has deferred (zap_pte_range() under mmap_lock for read, for
+ * MADV_DONTNEED/MADV_FREE: the DSB, the TLBI and the freeing all come at tlb_finish_mmu()),
+ * made valid again by a concurrent fault before that flush.  The zap clears the entry under
+ * the PTL and drops it; the fault takes the PTL, finds pte_none() and do_anonymous_page()
+ * maps a page there with no flush (pgattr_change_is_safe(): creating a mapping is always
+ * safe; a user mapping needs no DSB, a fault is retried).  Until the zap's flush, a walker
+ * may still see the old entry (the clear is not yet visible: the PTL handoff orders the two
+ * stores for the CPUs, not for the walkers) and a TLB may still hold it, beside the new one.
+ * The old page is not freed before the flush (I1 still holds), and the zap's return is judged
+ * as any (I2).  Whether the architecture tolerates the two translations meanwhile is an open
+ * question (docs/open-findings.md); the checkers follow the kernel: the make is no I4
+ * (tlb-conflict, break-not-visible) and the fault's return no I2 for what the zap owes.
+ * Still violations: the clearing operation remaking the entry itself before its flush, a
+ * kernel (global) entry (a lazily freed vmap area's: the purge list judges them), and an
+ * entry whose clearing operation has returned.  clearer: the id of the operation that
+ * cleared the entry (0: none known); by_cpu: the CPU making it valid.
  */
-static bool refill_before_deferred_flush(struct pt_checker *c, const struct pt_fact *f, bool global,
-					 unsigned by_cpu)
+static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu)
 {
 	const struct pt_opctx *maker = pt_machine_op(c->m, by_cpu);
-	/* user entries only (not global): a lazily freed vmap area's are global, and the purge
-	 * list judges them */
-	return !f->global && !global && f->op && !(maker->open && maker->id == f->op) &&
-	       op_in_flight(c, f->op);
+	return !global && clearer && !(maker->open && maker->id == clearer) && op_in_flight(c, clearer);
+}
+
+/* The operation whose store clearing entry (f, idx), still in a store buffer, keeps its old
+ * value visible to walkers (0: none) */
+static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx)
+{
+	for (unsigned k = 0; k < pt_machine_cpus(c->m); k++)
+		for (uint32_t i = pt_machine_npending(c->m, k); i-- > 0;) {
+			uint32_t pf;
+			unsigned pidx;
+			uint64_t val;
+			pt_machine_pending(c->m, k, i, &pf, &pidx, &val);
+			if (pf == f && pidx == idx && !pt_desc_valid(val))
+				return pt_machine_pending_op(c->m, k, i);
+		}
+	return 0;
 }
 
 /* I4: a new leaf for va while an old, different translation of it may still be cached */
@@ -788,7 +812,7 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 			continue;
 		if (f->va == va && f->level == level && conflict_free(f->desc, desc))
 			continue;
-		if (refill_before_deferred_flush(c, f, global, by_cpu))
+		if (refill_before_deferred_flush(c, f->op, f->global || global, by_cpu))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -1395,7 +1419,9 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		    lazily_flushed(m, va, pt_level_size(fr->level)))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
-		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level)) {
+		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level) &&
+		    !(pt_desc_valid(now) &&
+		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(va), cpu))) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, pt_desc_oa(vis), vis, now, NULL,
 			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),

@@ -716,6 +716,27 @@ void vma_split_range(struct mm_space *s, uint64_t start, uint64_t end)
 	}
 }
 
+/* is_mergeable_vma() + is_mergeable_anon_vma() (mm/vma.c): nothing tells the two apart */
+static bool vma_mergeable(const struct mm_vma *a, const struct mm_vma *b)
+{
+	return a->end == b->start && a->prot == b->prot && a->order == b->order && a->flags == b->flags &&
+	       a->anon_id == b->anon_id;
+}
+
+void vma_merge_range(struct mm_space *s, uint64_t start, uint64_t end)
+{
+	for (uint32_t i = 1; i < s->nvma;) {
+		struct mm_vma *prev = &s->vma[i - 1], *v = &s->vma[i];
+		if (v->start >= start && v->start <= end && vma_mergeable(prev, v)) {
+			prev->end = v->end;
+			memmove(v, v + 1, (s->nvma - i - 1) * sizeof(*v));
+			s->nvma--;
+			continue;
+		}
+		i++;
+	}
+}
+
 void vma_remove_range(struct mm_space *s, uint64_t start, uint64_t end)
 {
 	vma_split_range(s, start, end);

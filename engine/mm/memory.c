@@ -392,7 +392,8 @@ static void split_huge_pmd_if_needed(struct mm_model *mm, struct mm_thread *t, s
 
 /* ---- zap: unmap_page_range() and its levels (mm/memory.c) ---- */
 
-/* folio_pte_batch(): how many PTEs from ptep map consecutive pages of one folio alike */
+/* folio_pte_batch(): how many PTEs from ptep map consecutive pages of one folio alike; a
+ * page of the folio's range reallocated since is another folio's (see mprotect.c) */
 static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte,
 				unsigned max_nr)
 {
@@ -409,7 +410,8 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 	while (nr < max_nr) {
 		expected += PAGE_SIZE;
 		uint64_t next = mm_read(mm, t, ptep + 8ull * nr);
-		if ((next & ~ignore) != expected)
+		if ((next & ~ignore) != expected ||
+		    !folio_covers(mm, pa, desc_pa(next), desc_pa(next) + PAGE_SIZE))
 			break;
 		nr++;
 	}

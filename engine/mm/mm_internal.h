@@ -378,6 +378,9 @@ struct mm_vma *vma_insert(struct mm_space *s, uint64_t start, uint64_t end, unsi
 void vma_remove_range(struct mm_space *s, uint64_t start, uint64_t end);
 /*! vma_split_range() : split VMAs at start and end so [start, end) is covered by whole VMAs. */
 void vma_split_range(struct mm_space *s, uint64_t start, uint64_t end);
+/*! vma_merge_range() : merge the VMAs that start inside [start, end] with their predecessor
+ * when nothing tells them apart (same protection, folio order, flags and anon_vma). */
+void vma_merge_range(struct mm_space *s, uint64_t start, uint64_t end);
 /*! range_is_mapped() : every page of [start, end) lies in some VMA. */
 bool range_is_mapped(struct mm_space *s, uint64_t start, uint64_t end);
 bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end);

@@ -31,7 +31,7 @@
  * zero page, no pinning), so a writable VMA's PTEs are made writable at once
  * (MM_CP_TRY_CHANGE_WRITABLE with can_change_pte_writable() always true) and a
  * batch is committed in one piece (the kernel splits it into sub-batches of
- * like PageAnonExclusive); VMAs are split at the range but not merged back;
+ * like PageAnonExclusive); VMAs are merged back only with the neighbours of the range;
  * no uffd-wp, soft-dirty or swap/migration entries (non-present PTEs are left
  * alone); hugetlb VMAs are not modelled here (EOPNOTSUPP).
  */
@@ -159,10 +159,17 @@ static unsigned pte_batch_hint(uint64_t ptep, uint64_t pte)
  * folio_pte_batch() (mm/internal.h): how many PTEs from ptep map consecutive
  * pages of the folio ending at folio_end with the same attributes, at most
  * max_nr.  The folio bound keeps a batch from running into a neighbouring
- * folio that happens to follow it in physical memory.
+ * folio that happens to follow it in physical memory, and so does the test of
+ * each page: the model frees the unmapped pages of a partly unmapped large
+ * folio at once (memory.c, rmap.c), where the kernel keeps them until the
+ * folio's deferred split, so a page inside the folio's range may since have
+ * been reallocated as another folio (a refault after MADV_DONTNEED or
+ * MADV_PAGEOUT).  In the kernel that page is not the folio's either: either
+ * the folio is still whole and the refault got another page (the pfns are
+ * not consecutive), or it was split and is no large folio any more.
  */
-static unsigned folio_pte_batch(struct prot_op *op, uint64_t folio_end, uint64_t ptep, uint64_t pte,
-				unsigned max_nr, unsigned flags)
+static unsigned folio_pte_batch(struct prot_op *op, const struct folio *folio, uint64_t folio_end, uint64_t ptep,
+				uint64_t pte, unsigned max_nr, unsigned flags)
 {
 	uint64_t left = (folio_end - desc_pa(pte)) >> PAGE_SHIFT;
 	if (left < max_nr)
@@ -172,7 +179,8 @@ static unsigned folio_pte_batch(struct prot_op *op, uint64_t folio_end, uint64_t
 	ptep += 8ull * nr;
 	while (nr < max_nr) {
 		pte = ptep_get(op->mm, op->t, ptep);
-		if (pte_batch_clear_ignored(pte, flags) != expected)
+		if (pte_batch_clear_ignored(pte, flags) != expected ||
+		    (folio && !folio_covers(op->mm, folio->pa, desc_pa(pte), desc_pa(pte) + PAGE_SIZE)))
 			break;
 		unsigned cur = pte_batch_hint(ptep, pte);
 		expected = pte_advance_pa(expected, cur);
@@ -196,8 +204,9 @@ static unsigned mprotect_folio_pte_batch(struct prot_op *op, const struct folio 
 	if (mm_variant(op->mm, MMV_MPROTECT_BATCH_OVERRUN)) {
 		max_nr_ptes = PTRS_PER_PTE - (unsigned)((ptep >> 3) & (PTRS_PER_PTE - 1));
 		folio_end = UINT64_MAX;
+		folio = NULL;
 	}
-	return folio_pte_batch(op, folio_end, ptep, pte, max_nr_ptes, flags);
+	return folio_pte_batch(op, folio, folio_end, ptep, pte, max_nr_ptes, flags);
 }
 
 /*
@@ -550,7 +559,11 @@ static void numa_scan_reference(struct mm_model *mm, struct mm_thread *t, struct
 
 /* ---- the syscall and the scan ---- */
 
-/* mprotect_fixup(): split the VMA to the range, give it the new protection, change its PTEs */
+/*
+ * mprotect_fixup(): split the VMA to the range, give it the new protection, merge it with a
+ * neighbour it no longer differs from (vma_modify_flags() -> vma_merge_existing_range(): an
+ * mprotect of one page and back leaves one VMA again), change the range's PTEs.
+ */
 static void mprotect_fixup(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mmu_gather *tlb,
 			   uint64_t start, uint64_t end, unsigned prot)
 {
@@ -560,6 +573,7 @@ static void mprotect_fixup(struct mm_model *mm, struct mm_thread *t, struct mm_s
 	vma_split_range(s, start, end);
 	vma = find_vma(s, start);
 	vma->prot = (uint8_t)prot;
+	vma_merge_range(s, start, end);
 	change_protection(mm, t, s, tlb, start, end, prot, false, numa_node_id(mm, t));
 	mprotect_reference(s, start, end, prot);
 }

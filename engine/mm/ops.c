@@ -46,6 +46,12 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 		if (v)
 			pages = (v->end - v->start) >> PAGE_SHIFT;
 	}
+	/* pageout names a folio by one address: the folio bounds the work, a PMD-sized THP at
+	 * most (hugetlb folios are not on the LRU), whose PTEs try_to_unmap_one() may clear and
+	 * flush one by one after splitting its PMD (I11 step-bound/zap_pte_range, issue 7: a
+	 * 2M THP's pageout overran the bound of a one-page op) */
+	if (ev->kind == PT_EV_PAGEOUT)
+		pages = PTRS_PER_PTE;
 	t->steps = 0;
 	t->hung = false;
 	/* proportional to the work the op asks for, and never more than the model's capacity:
