@@ -19,3 +19,14 @@ add_test(NAME ops_invariants_variants
 add_test(NAME ops_invariants_reach
          COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_reach.sh $<TARGET_FILE:ops_invariants_regress>
                  ${CMAKE_CURRENT_SOURCE_DIR}/data/fuzz-reach)
+# the known findings (fuzzers/known-findings.txt): the documented kernel question's seed is
+# printed and passed over by default, and a finding again with PTFUZZ_KNOWN=off
+set(known_seed ${PROJECT_SOURCE_DIR}/corpus/fuzz/ops_invariants/mm-regressions-mprotect-refolds-unfolded-block.bad.bin)
+add_test(NAME ops_invariants_known_finding_printed COMMAND ops_invariants_regress ${known_seed})
+set_tests_properties(ops_invariants_known_finding_printed PROPERTIES
+  PASS_REGULAR_EXPRESSION "ptfuzz known finding: I4 I4/bbm/break-not-visible/change_pte_range refold")
+add_test(NAME ops_invariants_known_finding_off
+         COMMAND sh -c "PTFUZZ_KNOWN=off \"$0\" \"$1\" 2>&1; echo exit=$?"
+                 $<TARGET_FILE:ops_invariants_regress> ${known_seed})
+set_tests_properties(ops_invariants_known_finding_off PROPERTIES
+  PASS_REGULAR_EXPRESSION "ptfuzz finding: I4 I4/bbm/break-not-visible/change_pte_range.*exit=134")
