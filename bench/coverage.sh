@@ -50,7 +50,8 @@ PTFUZZ_CONTRACTS=allow "$regress" "$root"/corpus/fuzz/ops_invariants/* >/dev/nul
 	echo "# bench/coverage.sh; $($cov --version | grep -m1 -i 'llvm version' | sed 's/^ *//')"
 	echo
 	"$cov" report "$ptfuzz" -object "$regress" -instr-profile="$build/corpus.profdata" \
-		"$root/engine/mm" "$root/engine/check" 2>/dev/null | sed "s|$root/||"
+		"$root/engine/mm" "$root/engine/check" 2>/dev/null |
+		sed -e "s|$root/||" -e 's|^mm/|engine/mm/|' -e 's|^check/|engine/check/|'	# llvm-cov drops the common engine/
 	echo
 	echo "# functions of engine/mm no input executed (file:function)"
 	for f in "$root"/engine/mm/*.c; do

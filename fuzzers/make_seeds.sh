@@ -16,7 +16,9 @@ out=$root/corpus/fuzz/ops_invariants
 [ -x "$ptfuzz" ] || { echo "make_seeds.sh: $ptfuzz not built (cmake --build --preset release)" >&2; exit 2; }
 mkdir -p "$out"
 made=0 skipped=0
-for f in $(cd "$root" && find corpus/mm corpus/regressions/variants -name '*.ptt' | sort); do
+# corpus/mm/contract/ is left out: its pairs break (or keep) a caller contract with arch
+# events or schedules, to pin a rule (tests/test_rule_coverage.c), not as inputs to mutate
+for f in $(cd "$root" && find corpus/mm corpus/regressions/variants -name '*.ptt' -not -path 'corpus/mm/contract/*' | sort); do
 	name=$(echo "$f" | sed -e 's|^corpus/||' -e 's|\.ptt$||' -e 's|/|-|g' -e 's|\.good$||')
 	if "$ptfuzz" convert -f "$root/$f" "$out/$name.bin" 2>"$out/.why"; then
 		made=$((made + 1))

@@ -38,7 +38,7 @@ target_link_libraries(test_rule_coverage PRIVATE ptreplay pttrace)
 add_test(NAME rule_coverage COMMAND test_rule_coverage ${PROJECT_SOURCE_DIR})
 
 # race reproducers robust to step counts: each `sched ... steps=N` swept over N-2..N+2, the
-# variant fires for some, the default model keeps its verdict for all
+# variant fires at N-1, N and N+1 (N inside its window), the default model keeps its verdict for all
 if(TARGET ptfuzz)
   add_test(NAME sched_step_sweep
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sched_sweep.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR})

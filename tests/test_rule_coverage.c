@@ -6,14 +6,18 @@
  *
  * The rules are pt_checker_rules() (invariant id + tag, the stable part of a
  * signature).  The list is held against the source: every tag literal of
- * engine/check/check.c and every literal tag the model reports through
- * pt_checker_report() (engine/mm/) is a listed rule, and every listed rule is
- * reported somewhere.  Then each rule must fire on some bad trace of
- * corpus/regressions/arch/ (replayed with the default model) that has a clean
- * twin: NAME.good.ptt beside NAME.bad.ptt, or the file a `# twin: FILE` line
- * names.  A rule that no trace exercises could be loosened without any
- * verdict changing; the test lists each one and fails.  The allow-list below
- * holds, with the reason, the rules no arch-level trace can reach.
+ * engine/check/check.c, every literal tag the model reports through
+ * pt_checker_report() (engine/mm/: I10, I11) and every I9 contract tag of an
+ * mm_warn() call (engine/mm/) is a listed rule, and every listed rule is
+ * reported somewhere.  Then each rule must fire on some bad trace (replayed
+ * with the default model) that has a clean twin: NAME.good.ptt beside
+ * NAME.bad.ptt, or the file a `# twin: FILE` line names, on which that rule
+ * does not fire.  The pairs are arch-level in corpus/regressions/arch/ and
+ * ops-level in corpus/mm/contract/ (a caller breaking a contract of the
+ * model's routines, the I9 WARNs, I10 and I11).  A rule that no pair
+ * exercises could be loosened without any verdict changing; the test lists
+ * each one and fails.  The allow-list below would hold, with the reason, a
+ * rule no trace can reach; it is empty.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -28,16 +32,18 @@
 #define MAX_FILES 512
 #define MAX_RULES 128
 
-/* Rules that no arch-level trace can fire, each with the reason. */
+/* The directories of bad/good pairs, under ROOT. */
+static const char *const pair_dirs[] = { "corpus/regressions/arch", "corpus/mm/contract" };
+
+/* Rules that no trace can fire, each with the reason; ends with a NULL tag. */
 static const struct {
 	unsigned id;
 	const char *tag;
 	const char *why;
 } allowed[] = {
-	/* the model's own checks: they compare the mm model's reference with its page tables, and
-	 * an arch-level trace runs no model routine (corpus/mm/ and the variants exercise them) */
-	{ PT_I10, "reference-mismatch", "ops level only: the reference is the mm model's (corpus/mm, variants)" },
-	{ PT_I11, "deadlock", "ops level only: threads waiting on each other's locks in the mm model's scheduler" },
+	/* none: the I10 reference and the I11 deadlock, once allowed here (an arch-level trace
+	 * runs no model routine), have ops-level pairs in corpus/mm/contract/ */
+	{ 0, NULL, NULL },
 };
 
 struct rule_state {
@@ -93,7 +99,8 @@ static bool is_inv_kind(const char *s, size_t len)
 }
 
 /* A tag literal at p ("word" or "word-word..."): its length inside the quotes, or 0; with
- * need_dash, only kebab-case ones (check.c's other literals are sentences and formats). */
+ * need_dash, only kebab-case ones (check.c's other literals are sentences and formats);
+ * without, an underscore is a letter too (the model's tags name routines: map_mem-...). */
 static size_t tag_literal(const char *p, bool need_dash)
 {
 	if (*p != '"')
@@ -103,7 +110,8 @@ static size_t tag_literal(const char *p, bool need_dash)
 	for (; p[i] && p[i] != '"'; i++) {
 		if (p[i] == '-' && i > 1 && p[i - 1] != '-')
 			dash = true;
-		else if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9')))
+		else if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' && p[i] <= '9') ||
+			   (p[i] == '_' && !need_dash)))
 			return 0;
 	}
 	return p[i] == '"' && i > 1 && (dash || !need_dash) && p[i - 1] != '-' ? i - 1 : 0;
@@ -145,7 +153,40 @@ static void scan_check_c(const char *root, struct rule_state *r, unsigned n)
 	free(s);
 }
 
-/* engine/mm/: the model's checks, pt_checker_report(mm->c, PT_In, "tag", ...) */
+/* A listed rule id/tag reported by engine/mm/FILE: mark it, or fail */
+static void mm_reports(struct rule_state *r, unsigned n, const char *file, unsigned id, const char *t, size_t len)
+{
+	struct rule_state *x = find_rule(r, n, id, t, len);
+	char tag[128];
+	snprintf(tag, sizeof(tag), "I%u/%.*s", id, (int)len, t);
+	if (!x)
+		fail("engine/mm/%s reports %s, which pt_checker_rules() does not list", file, tag);
+	else
+		x->in_source = true;
+}
+
+/* engine/mm/: mm_warn(mm, t, "tag", ...), the I9 contract WARNs; the tag is the third argument */
+static void scan_mm_warn(const char *file, const char *s, struct rule_state *r, unsigned n)
+{
+	static const char call[] = "mm_warn(";
+	for (const char *p = strstr(s, call); p; p = strstr(p + 1, call)) {
+		const char *a = p + strlen(call);
+		if (!strncmp(a, "struct ", 7))
+			continue;	/* the definition */
+		for (unsigned commas = 0; *a && *a != ';' && commas < 2; a++)
+			commas += *a == ',';
+		while (*a == ' ' || *a == '\t' || *a == '\n')
+			a++;
+		size_t len = tag_literal(a, false);
+		if (!len) {
+			fail("engine/mm/%s: an mm_warn() call whose tag is no literal (%.40s)", file, p);
+			continue;
+		}
+		mm_reports(r, n, file, PT_I9, a + 1, len);
+	}
+}
+
+/* engine/mm/: the model's checks, pt_checker_report(mm->c, PT_In, "tag", ...), and its WARNs */
 static void scan_mm(const char *root, struct rule_state *r, unsigned n)
 {
 	char dir[1024];
@@ -173,19 +214,17 @@ static void scan_mm(const char *root, struct rule_state *r, unsigned n)
 				t++;
 			size_t len = t ? tag_literal(t, false) : 0;
 			if (!len)
-				continue;	/* a tag passed in (mm_warn's I9 WARN sites) */
-			struct rule_state *x = find_rule(r, n, id, t + 1, len);
-			char tag[128];
-			snprintf(tag, sizeof(tag), "I%u/%.*s", id, (int)len, t + 1);
-			if (!x)
-				fail("engine/mm/%s reports %s, which pt_checker_rules() does not list", e->d_name, tag);
-			else
-				x->in_source = true;
+				continue;	/* a tag passed in: mm_warn()'s, scanned below */
+			mm_reports(r, n, e->d_name, id, t + 1, len);
 		}
+		if (s)
+			scan_mm_warn(e->d_name, s, r, n);
 		free(s);
 	}
 	closedir(d);
 }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static bool file_exists(const char *dir, const char *name)
 {
@@ -197,58 +236,135 @@ static bool file_exists(const char *dir, const char *name)
 	return f != NULL;
 }
 
-/* Replay one bad trace; mark the rules it fires if it has a clean twin. */
-static void replay_bad(const char *dir, const char *name, struct rule_state *r, unsigned n)
+/* Replay dir/name with the default model; the session (NULL if unreadable), the `# twin:` file
+ * into twin if there is such a line. */
+static struct pt_session *replay(const char *dir, const char *name, char *twin, size_t twin_len)
 {
-	char path[1400], twin[300] = "";
+	char path[1400];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	struct pt_error err;
 	struct pt_event ev;
 	struct pt_reader *rd = pt_reader_open(path, &err);
 	if (!rd) {
 		fail("%s%s", err.msg, "");
-		return;
+		return NULL;
 	}
 	struct pt_session *s = pt_session_new(pt_reader_header(rd));
 	int rc;
 	while ((rc = pt_reader_next(rd, &ev, &err)) == 1) {
-		if (ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "twin:", 5))
-			sscanf(ev.text + 5, " %255s", twin);
+		if (twin && ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "twin:", 5) && twin_len > 1) {
+			char fmt[16];
+			snprintf(fmt, sizeof(fmt), " %%%zus", twin_len - 1);
+			sscanf(ev.text + 5, fmt, twin);
+		}
 		pt_session_event(s, &ev);
 	}
 	if (rc < 0)
 		fail("%s%s", err.msg, "");
 	pt_session_finish(s);
+	pt_reader_close(rd);
+	return s;
+}
+
+/* The rule violation v fires: its tag, the third part of I<id>/<kind>/<tag>/<site> (the kind
+ * has a slash of its own), as *len bytes at the return; NULL if the signature has no tag. */
+static const char *violation_tag(const struct pt_violation *v, size_t *len)
+{
+	const char *t = strchr(v->signature, '/');
+	if (!t)
+		return NULL;
+	t += 1 + strlen(pt_inv_kind(v->id));
+	if (*t != '/')
+		return NULL;
+	t++;
+	const char *end = strchr(t, '/');
+	*len = end ? (size_t)(end - t) : strlen(t);
+	return t;
+}
+
+static bool session_fires(const struct pt_session *s, const struct rule_state *x)
+{
+	for (unsigned i = 0; s && i < pt_session_nviolations(s); i++) {
+		const struct pt_violation *v = pt_session_violation(s, i);
+		size_t len;
+		const char *t = violation_tag(v, &len);
+		if (t && v->id == x->id && strlen(x->tag) == len && !strncmp(x->tag, t, len))
+			return true;
+	}
+	return false;
+}
+
+/* Replay one bad trace; mark the rules it fires if it has a twin on which they do not fire. */
+static void replay_bad(const char *dir, const char *rel, const char *name, struct rule_state *r, unsigned n)
+{
+	char twin[300] = "";
+	struct pt_session *s = replay(dir, name, twin, sizeof(twin));
+	if (!s)
+		return;
 	if (!twin[0]) {
 		snprintf(twin, sizeof(twin), "%.*s.good.ptt", (int)(strlen(name) - strlen(".bad.ptt")), name);
 	}
 	bool paired = file_exists(dir, twin);
+	struct pt_session *good = paired ? replay(dir, twin, NULL, 0) : NULL;
 	for (unsigned i = 0; i < pt_session_nviolations(s); i++) {
 		const struct pt_violation *v = pt_session_violation(s, i);
-		/* I<id>/<kind>/<tag>/<site>; the kind has a slash of its own */
-		const char *t = strchr(v->signature, '/');
+		size_t len;
+		const char *t = violation_tag(v, &len);
 		if (!t)
 			continue;
-		t += 1 + strlen(pt_inv_kind(v->id));
-		if (*t != '/')
-			continue;
-		t++;
-		const char *end = strchr(t, '/');
-		struct rule_state *x = find_rule(r, n, v->id, t, end ? (size_t)(end - t) : strlen(t));
+		struct rule_state *x = find_rule(r, n, v->id, t, len);
 		if (!x) {
 			fail("%s fires %s, a rule pt_checker_rules() does not list", name, v->signature);
 			continue;
 		}
-		if (paired && !x->by[0])
-			snprintf(x->by, sizeof(x->by), "%s (twin %s)", name, twin);
+		if (good && session_fires(good, x)) {
+			printf("FAIL %s fires I%u/%s, and so does its twin %s\n", name, x->id, x->tag, twin);
+			failures++;
+			continue;
+		}
+		/* the first pair that fires it, or the pair named after it (TAG.bad.ptt, In-TAG.bad.ptt) */
+		char own[160];
+		snprintf(own, sizeof(own), "I%u-%s.bad.ptt", x->id, x->tag);
+		bool named = !strcmp(name, own) || (!strncmp(name, x->tag, strlen(x->tag)) &&
+						     !strcmp(name + strlen(x->tag), ".bad.ptt"));
+		if (good && (!x->by[0] || named))
+			snprintf(x->by, sizeof(x->by), "%s/%s (twin %s)", rel, name, twin);
 	}
 	if (!paired)
 		printf("note %s has no clean twin (%s): it covers nothing\n", name, twin);
+	if (good)
+		pt_session_free(good);
 	pt_session_free(s);
-	pt_reader_close(rd);
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+/* Every NAME.bad.ptt of ROOT/rel, in name order */
+static void replay_dir(const char *root, const char *rel, struct rule_state *r, unsigned n)
+{
+	char dir[1024];
+	snprintf(dir, sizeof(dir), "%s/%s", root, rel);
+	DIR *d = opendir(dir);
+	if (!d) {
+		fail("cannot open %s%s", dir, "");
+		return;
+	}
+	char *names[MAX_FILES];
+	unsigned nf = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && nf < MAX_FILES) {
+		size_t l = strlen(e->d_name);
+		if (l > 8 && !strcmp(e->d_name + l - 8, ".bad.ptt"))
+			names[nf++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (!nf)
+		fail("%s holds no bad trace%s", dir, "");
+	qsort(names, nf, sizeof(names[0]), cmp_str);
+	for (unsigned i = 0; i < nf; i++) {
+		replay_bad(dir, rel, names[i], r, n);
+		free(names[i]);
+	}
+}
+
 
 int main(int argc, char **argv)
 {
@@ -275,32 +391,13 @@ int main(int argc, char **argv)
 		if (!r[i].in_source)
 			fail("pt_checker_rules() lists %s, which nothing reports%s", r[i].tag, "");
 
-	char dir[1024];
-	snprintf(dir, sizeof(dir), "%s/corpus/regressions/arch", root);
-	DIR *d = opendir(dir);
-	if (!d) {
-		fprintf(stderr, "test_rule_coverage: cannot open %s\n", dir);
-		return 2;
-	}
-	char *names[MAX_FILES];
-	unsigned nf = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) && nf < MAX_FILES) {
-		size_t l = strlen(e->d_name);
-		if (l > 8 && !strcmp(e->d_name + l - 8, ".bad.ptt"))
-			names[nf++] = strdup(e->d_name);
-	}
-	closedir(d);
-	qsort(names, nf, sizeof(names[0]), cmp_str);
-	for (unsigned i = 0; i < nf; i++) {
-		replay_bad(dir, names[i], r, n);
-		free(names[i]);
-	}
+	for (unsigned i = 0; i < sizeof(pair_dirs) / sizeof(pair_dirs[0]); i++)
+		replay_dir(root, pair_dirs[i], r, n);
 
 	unsigned covered = 0, uncovered = 0;
 	for (unsigned i = 0; i < n; i++) {
 		const char *why = NULL;
-		for (unsigned k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++)
+		for (unsigned k = 0; allowed[k].tag; k++)
 			if (allowed[k].id == r[i].id && !strcmp(allowed[k].tag, r[i].tag))
 				why = allowed[k].why;
 		if (r[i].by[0]) {
@@ -313,12 +410,12 @@ int main(int argc, char **argv)
 			printf("skip I%u/%s: %s\n", r[i].id, r[i].tag, why);
 		} else {
 			uncovered++;
-			printf("FAIL I%u/%s: no bad trace of corpus/regressions/arch (with a clean twin) fires it\n",
-			       r[i].id, r[i].tag);
+			printf("FAIL I%u/%s: no bad trace of corpus/regressions/arch or corpus/mm/contract (with a "
+			       "clean twin) fires it\n", r[i].id, r[i].tag);
 			failures++;
 		}
 	}
 	printf("%u rules: %u covered by a bad/good pair, %u uncovered, %zu allow-listed\n", n, covered, uncovered,
-	       sizeof(allowed) / sizeof(allowed[0]));
+	       sizeof(allowed) / sizeof(allowed[0]) - 1);
 	return failures ? 1 : 0;
 }

@@ -28,8 +28,8 @@ const char *pt_inv_kind(unsigned id)
 
 /*
  * Every rule a checker reports, by invariant and tag (the third part of a signature): the
- * arch-level checkers below and the model's own checks (engine/mm: I10, I11).  The I9
- * contract tags are the model's WARN sites (mm_warn()), not checker rules.
+ * arch-level checkers below, the model's own checks (engine/mm: I10, I11) and the I9
+ * caller contracts, the model's WARN sites (mm_warn() in engine/mm).
  * tests/test_rule_coverage.c holds this list against the source and against the corpus.
  */
 static const struct pt_rule rules[] = {
@@ -53,6 +53,15 @@ static const struct pt_rule rules[] = {
 	{ PT_I11, "step-bound" }, { PT_I11, "deadlock" },
 	{ PT_I12, "write-without-owner-lock" }, { PT_I12, "pte-without-ptl" }, { PT_I12, "pmd-without-lock" },
 	{ PT_I12, "lock-held-twice" },
+	/* I9: the caller contracts the kernel WARNs about (engine/mm, mm_warn()) */
+	{ PT_I9, "vmap-remap-mapped" }, { PT_I9, "pmd-free-not-table" }, { PT_I9, "vunmap-splits-contpte" },
+	{ PT_I9, "vunmap-bad-pte" }, { PT_I9, "vunmap-splits-pmd-block" }, { PT_I9, "vunmap-splits-pud-block" },
+	{ PT_I9, "vmalloc-zero-size" }, { PT_I9, "vfree-bad-address" }, { PT_I9, "vfree-nonexistent-area" },
+	{ PT_I9, "mremap-bad-pud" }, { PT_I9, "mremap-dst-thp" }, { PT_I9, "mremap-dst-pte-not-none" },
+	{ PT_I9, "mremap-dst-pmd-not-none" }, { PT_I9, "mremap-dst-pud-not-none" },
+	{ PT_I9, "map_mem-live-remap" }, { PT_I9, "map_mem-block-in-the-way" }, { PT_I9, "map_mem-table-replaced" },
+	{ PT_I9, "map_mem-misaligned" }, { PT_I9, "split-no-deposit" }, { PT_I9, "pgtable-bad" },
+	{ PT_I9, "unsafe-attribute-change" }, { PT_I9, "huge-pte-not-present" },
 };
 
 const struct pt_rule *pt_checker_rules(unsigned *n)

@@ -454,7 +454,8 @@ int mm_do_map_mem(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	if (!mm_capacity_ok(mm, units))
 		return ENOMEM;
 	__create_pgd_mapping(&op, pa, va, len);
-	if (t->hung)
+	/* a misaligned va and pa: __create_pgd_mapping() WARNed and mapped nothing */
+	if (t->hung || ((va ^ pa) & ~PAGE_MASK))
 		return 0;
 	uint64_t start = va & PAGE_MASK, end = ALIGN_UP(va + len, PAGE_SIZE);
 	map_mem_reference(mm, t, k, start, pa & PAGE_MASK, end - start);
