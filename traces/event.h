@@ -130,7 +130,7 @@ enum pt_hugetlb_op { PT_HUGE_SET = 0, PT_HUGE_CLEAR, PT_HUGE_WRPROTECT, PT_HUGE_
 		     PT_HUGE_OP_COUNT };
 
 /*
- * PT_EV_KERNEL: evidence a capture recorded (tools/ftrace.c: syscall exits and
+ * PT_EV_KERNEL: evidence a capture recorded (traces/import/ftrace.c: syscall exits and
  * kprobes).  RESULT is the syscall's return value as the kernel returned it
  * (ret=: an address, 0, or a negative errno in two's complement); the others
  * are calls of the kernel function of that name: va, va2 (new_va=), len their
