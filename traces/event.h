@@ -243,6 +243,11 @@ uint64_t pt_field_max(enum pt_field f);
 /*! pt_event_valid() : true if ev's kind/op are known and its fields fit the schema. */
 bool pt_event_valid(const struct pt_event *ev, unsigned cpus);
 
+/*! pt_event_eq() : a and b are the same event: every field, and the text (NULL is ""). */
+bool pt_event_eq(const struct pt_event *a, const struct pt_event *b);
+/*! pt_header_eq() : a and b are the same header, every field a trace carries. */
+bool pt_header_eq(const struct pt_header *a, const struct pt_header *b);
+
 /* ---- arm64 descriptors (VMSAv8-64, 4K granule, stage 1) ---- */
 
 #define PT_DESC_VALID	(1ull << 0)
