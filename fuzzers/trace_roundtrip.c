@@ -73,36 +73,12 @@ static void trace_write(const struct trace *t, enum pt_encoding enc, void **out,
 	FUZZ_CHECK(!pt_writer_close_mem(w, out, size, &err), "%s", err.msg);
 }
 
-static bool header_eq(const struct pt_header *a, const struct pt_header *b)
-{
-	return a->version == b->version && a->granule == b->granule && a->va_bits == b->va_bits &&
-	       a->cpus == b->cpus && !strcmp(a->kernel, b->kernel) && !strcmp(a->machine, b->machine) &&
-	       !strcmp(a->method, b->method);
-}
-
-static bool event_eq(const struct pt_event *a, const struct pt_event *b)
-{
-	return a->kind == b->kind && a->op == b->op && a->cpu == b->cpu && a->asid == b->asid &&
-	       a->level == b->level && a->order == b->order && a->num == b->num &&
-	       a->scale == b->scale && a->node == b->node && a->prot == b->prot && a->tid == b->tid &&
-	       a->flags == b->flags && a->va == b->va && a->pa == b->pa && a->val == b->val &&
-	       a->len == b->len && a->va2 == b->va2 && a->len2 == b->len2 &&
-	       !strcmp(a->text ? a->text : "", b->text ? b->text : "");
-}
-
 static void check_same(const struct trace *a, const struct trace *b, const char *what)
 {
-	char la[PT_MAX_LINE + 256], lb[PT_MAX_LINE + 256];
+	char why[2 * PT_MAX_LINE + 600];
 
-	FUZZ_CHECK(header_eq(&a->h, &b->h), "%s: header differs", what);
-	FUZZ_CHECK(a->n == b->n, "%s: %zu events became %zu", what, a->n, b->n);
-	for (size_t i = 0; i < a->n; i++) {
-		if (event_eq(&a->ev[i], &b->ev[i]))
-			continue;
-		pt_event_format_text(&a->ev[i], la, sizeof(la));
-		pt_event_format_text(&b->ev[i], lb, sizeof(lb));
-		FUZZ_CHECK(0, "%s: event %zu differs:\n  %s\n  %s", what, i, la, lb);
-	}
+	FUZZ_CHECK(!pt_trace_differs(&a->h, a->ev, a->n, &b->h, b->ev, b->n, why, sizeof(why)), "%s: %s",
+		   what, why);
 }
 
 /* Encode t in enc, read it back (must equal t), encode that again (same bytes). */

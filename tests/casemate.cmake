@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The Casemate importer (tools/casemate.c): parser and mapping tests, and the
+# The Casemate importer (traces/import/casemate.c): parser and mapping tests, and the
 # agreement table of Casemate's example logs replayed through a session
 # (docs/casemate.md).  `build/.../test_casemate --table` prints the table.
 if(NOT TARGET ptcasemate)
-  include(${PROJECT_SOURCE_DIR}/tools/casemate.cmake)
+  include(${PROJECT_SOURCE_DIR}/traces/import/casemate.cmake)
 endif()
 
 # Casemate's expected example logs (examples/expected/*.log of

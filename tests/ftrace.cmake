@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# The ftrace importer (tools/ftrace.c): both input forms, the mapping onto
+# The ftrace importer (traces/import/ftrace.c): both input forms, the mapping onto
 # ops events, malformed input, and a clean replay of an imported trace.
 if(NOT TARGET ptftrace)
-  include(${PROJECT_SOURCE_DIR}/tools/ftrace.cmake)
+  include(${PROJECT_SOURCE_DIR}/traces/import/ftrace.cmake)
 endif()
 add_executable(test_ftrace test_ftrace.c)
 target_link_libraries(test_ftrace PRIVATE ptftrace ptreplay pttrace PkgConfig::CMOCKA)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_casemate.c - the Casemate importer (tools/casemate.c): its parser,
+ * test_casemate.c - the Casemate importer (traces/import/casemate.c): its parser,
  * its mapping onto ptfuzz events, and the agreement table of Casemate's
  * example logs (docs/casemate.md), replayed through a session.
  *

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * test_ftrace.c - the ftrace importer (tools/ftrace.c): both input forms
+ * test_ftrace.c - the ftrace importer (traces/import/ftrace.c): both input forms
  * (tracefs `trace`, `trace-cmd report`), the mapping onto ops events
  * (returned addresses, failed calls, address spaces, markers), what is kept
  * as a comment, malformed input, and that an imported trace replays clean.

@@ -79,38 +79,12 @@ static void trace_write(const struct trace *t, enum pt_encoding enc, void **data
 		fail_msg("%s", err.msg);
 }
 
-static bool header_eq(const struct pt_header *a, const struct pt_header *b)
-{
-	return a->version == b->version && a->granule == b->granule && a->va_bits == b->va_bits &&
-	       a->cpus == b->cpus && !strcmp(a->kernel, b->kernel) && !strcmp(a->machine, b->machine) &&
-	       !strcmp(a->method, b->method);
-}
-
-static bool event_eq(const struct pt_event *a, const struct pt_event *b)
-{
-	return a->kind == b->kind && a->op == b->op && a->cpu == b->cpu && a->asid == b->asid &&
-	       a->level == b->level && a->order == b->order && a->num == b->num &&
-	       a->scale == b->scale && a->node == b->node && a->prot == b->prot && a->tid == b->tid &&
-	       a->flags == b->flags && a->va == b->va && a->pa == b->pa && a->val == b->val &&
-	       a->len == b->len && a->va2 == b->va2 && a->len2 == b->len2 &&
-	       !strcmp(a->text ? a->text : "", b->text ? b->text : "");
-}
-
 static void assert_same(const char *path, const char *how, const struct trace *a, const struct trace *b)
 {
-	char la[PT_MAX_LINE + 64], lb[PT_MAX_LINE + 64];
+	char why[2 * PT_MAX_LINE + 600];
 
-	if (!header_eq(&a->h, &b->h))
-		fail_msg("%s: %s: the header changed", path, how);
-	if (a->n != b->n)
-		fail_msg("%s: %s: %zu events became %zu", path, how, a->n, b->n);
-	for (size_t i = 0; i < a->n; i++) {
-		if (event_eq(&a->ev[i], &b->ev[i]))
-			continue;
-		pt_event_format_text(&a->ev[i], la, sizeof(la));
-		pt_event_format_text(&b->ev[i], lb, sizeof(lb));
-		fail_msg("%s: %s: event %zu changed:\n  %s\n  %s", path, how, i, la, lb);
-	}
+	if (pt_trace_differs(&a->h, a->ev, a->n, &b->h, b->ev, b->n, why, sizeof(why)))
+		fail_msg("%s: %s: %s", path, how, why);
 }
 
 static void test_round_trip(void **state)

@@ -53,39 +53,6 @@ void json_object_end(struct json *j) { json_close(j, '}'); }
 void json_array_begin(struct json *j) { json_open(j, '['); }
 void json_array_end(struct json *j) { json_close(j, ']'); }
 
-/* Length of the well-formed UTF-8 sequence at s, or 0 if there is none. */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 static void json_quoted(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -108,7 +75,7 @@ static void json_quoted(FILE *f, const char *str)
 			s++;
 			continue;
 		}
-		n = utf8_len(s);
+		n = pt_utf8_len((const char *)s, 4);	/* s is NUL-terminated */
 		if (!n) {
 			fputs("\\ufffd", f);
 			s++;

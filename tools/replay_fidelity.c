@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * replay_fidelity.c - the model against a captured kernel's evidence.  An
- * ops-level trace imported from a real kernel (tools/ftrace.c) follows each op
+ * ops-level trace imported from a real kernel (traces/import/ftrace.c) follows each op
  * with `kernel` events: its result (`kernel result ret=`) and what kprobes saw
  * inside it.  Replay records, per op, what the model did (mm_op_result) and
  * the evidence after it, and at the end of the trace reports each disagreement

@@ -66,6 +66,32 @@ _Static_assert(PT_EV_KIND_COUNT == 57, "a new kind needs a new EventKind value i
 #define PT_BIN_CROSSCHECK 1
 #endif
 
+/*
+ * The Event's fields other than kind, cpu, op and text, each once:
+ * X(name, PT_F_ field, .proto tag, struct pt_event type).  The C name is the
+ * .proto name and the text key's field; a field of the .proto's uint64 takes
+ * any value, the narrower ones have a range (pt_field_max()).  Every
+ * conversion between Ptfuzz__Event and struct pt_event goes through this list.
+ */
+#define EVENT_FIELDS(X)				\
+	X(va, PT_F_VA, 6, uint64_t)		\
+	X(pa, PT_F_PA, 4, uint64_t)		\
+	X(val, PT_F_VAL, 5, uint64_t)		\
+	X(len, PT_F_LEN, 7, uint64_t)		\
+	X(va2, PT_F_VA2, 17, uint64_t)		\
+	X(len2, PT_F_LEN2, 18, uint64_t)	\
+	X(asid, PT_F_ASID, 8, uint16_t)		\
+	X(level, PT_F_LEVEL, 9, uint8_t)	\
+	X(num, PT_F_NUM, 14, uint8_t)		\
+	X(scale, PT_F_SCALE, 15, uint8_t)	\
+	X(order, PT_F_ORDER, 11, uint8_t)	\
+	X(node, PT_F_NODE, 16, uint8_t)		\
+	X(tid, PT_F_TID, 13, uint32_t)		\
+	X(prot, PT_F_PROT, 12, uint8_t)		\
+	X(flags, PT_F_FLAGS, 10, uint32_t)
+/* a .proto uint64: any value; else a range checked against b->max[] */
+#define FIELD_WIDE(name) (sizeof(((const Ptfuzz__Event *)NULL)->name) == sizeof(uint64_t))
+
 #define BIN_IN (32u * 1024)		/* compressed input buffer */
 #define BIN_FRAME (64u * 1024)		/* records per zstd frame the writer makes, bytes at most */
 #define BIN_WINDOW (256u * 1024)	/* decompressed: a frame, the record left from the one before,
@@ -333,23 +359,14 @@ static int read_header(struct pt_bin_rd *b, struct pt_header *h, struct pt_error
 	return 0;
 }
 
-static const char *const field_names[PT_F_COUNT] = {
-	[PT_F_VA] = "va", [PT_F_PA] = "pa", [PT_F_VAL] = "val", [PT_F_LEN] = "len",
-	[PT_F_VA2] = "va2", [PT_F_LEN2] = "len2", [PT_F_ASID] = "asid", [PT_F_LEVEL] = "level",
-	[PT_F_NUM] = "num", [PT_F_SCALE] = "scale", [PT_F_ORDER] = "order", [PT_F_NODE] = "node",
-	[PT_F_TID] = "tid", [PT_F_PROT] = "prot", [PT_F_FLAGS] = "flags",
-};
+#define FIELD_NAME(name, id, tag, type) [id] = #name,
+static const char *const field_names[PT_F_COUNT] = { EVENT_FIELDS(FIELD_NAME) };
 
 /* Why m does not fit the schema: the precise message for event_from_msg(). */
 static int event_diagnose(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt_error *err)
 {
-	const uint64_t v[PT_F_COUNT] = {
-		[PT_F_VA] = m->va, [PT_F_PA] = m->pa, [PT_F_VAL] = m->val, [PT_F_LEN] = m->len,
-		[PT_F_VA2] = m->va2, [PT_F_LEN2] = m->len2, [PT_F_ASID] = m->asid,
-		[PT_F_LEVEL] = m->level, [PT_F_NUM] = m->num, [PT_F_SCALE] = m->scale,
-		[PT_F_ORDER] = m->order, [PT_F_NODE] = m->node, [PT_F_TID] = m->tid,
-		[PT_F_PROT] = m->prot, [PT_F_FLAGS] = m->flags,
-	};
+#define FIELD_VALUE(name, id, tag, type) [id] = m->name,
+	const uint64_t v[PT_F_COUNT] = { EVENT_FIELDS(FIELD_VALUE) };
 	const struct pt_kind_schema *sc = pt_kind_schema((unsigned)m->kind);
 	const char *text = m->text ? m->text : "";
 
@@ -407,20 +424,10 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 
 	if (unknown_fields(b, &m->base, "Event", err))
 		return -1;
-	uint32_t nz = (uint32_t)(m->va != 0) << PT_F_VA | (uint32_t)(m->pa != 0) << PT_F_PA |
-		      (uint32_t)(m->val != 0) << PT_F_VAL | (uint32_t)(m->len != 0) << PT_F_LEN |
-		      (uint32_t)(m->va2 != 0) << PT_F_VA2 | (uint32_t)(m->len2 != 0) << PT_F_LEN2 |
-		      (uint32_t)(m->asid != 0) << PT_F_ASID | (uint32_t)(m->level != 0) << PT_F_LEVEL |
-		      (uint32_t)(m->num != 0) << PT_F_NUM | (uint32_t)(m->scale != 0) << PT_F_SCALE |
-		      (uint32_t)(m->order != 0) << PT_F_ORDER | (uint32_t)(m->node != 0) << PT_F_NODE |
-		      (uint32_t)(m->tid != 0) << PT_F_TID | (uint32_t)(m->prot != 0) << PT_F_PROT |
-		      (uint32_t)(m->flags != 0) << PT_F_FLAGS;
-	/* the 64-bit fields take any value; the narrower ones have a range */
-	bool over = (m->asid > b->max[PT_F_ASID]) | (m->level > b->max[PT_F_LEVEL]) |
-		    (m->num > b->max[PT_F_NUM]) | (m->scale > b->max[PT_F_SCALE]) |
-		    (m->order > b->max[PT_F_ORDER]) | (m->node > b->max[PT_F_NODE]) |
-		    (m->tid > b->max[PT_F_TID]) | (m->prot > b->max[PT_F_PROT]) |
-		    (m->flags > b->max[PT_F_FLAGS]);
+#define FIELD_NONZERO(name, id, tag, type) | (uint32_t)(m->name != 0) << id
+#define FIELD_OVER(name, id, tag, type) | (!FIELD_WIDE(name) && m->name > b->max[id])
+	uint32_t nz = 0 EVENT_FIELDS(FIELD_NONZERO);
+	bool over = false EVENT_FIELDS(FIELD_OVER);
 	if (kind == PT_EV_COMMENT)
 		ok = !nz && !m->op && !m->cpu && !pt_comment_check(m->text ? m->text : "", NULL, 0);
 	else
@@ -433,21 +440,8 @@ static int event_from_msg(struct pt_bin_rd *b, const Ptfuzz__Event *m, struct pt
 	ev->kind = (uint8_t)kind;
 	ev->op = (uint8_t)m->op;
 	ev->cpu = (uint16_t)m->cpu;
-	ev->asid = (uint16_t)m->asid;
-	ev->level = (uint8_t)m->level;
-	ev->order = (uint8_t)m->order;
-	ev->num = (uint8_t)m->num;
-	ev->scale = (uint8_t)m->scale;
-	ev->node = (uint8_t)m->node;
-	ev->prot = (uint8_t)m->prot;
-	ev->tid = m->tid;
-	ev->flags = m->flags;
-	ev->va = m->va;
-	ev->pa = m->pa;
-	ev->val = m->val;
-	ev->len = m->len;
-	ev->va2 = m->va2;
-	ev->len2 = m->len2;
+#define FIELD_TO_EVENT(name, id, tag, type) ev->name = (type)m->name;
+	EVENT_FIELDS(FIELD_TO_EVENT)
 	/* a comment's text, or another event's end-of-line comment */
 	ev->text = kind == PT_EV_COMMENT ? (m->text ? m->text : "") : m->text && *m->text ? m->text : NULL;
 	assert(pt_event_valid(ev, b->cpus));
@@ -468,6 +462,10 @@ static void schema_init(struct pt_bin_rd *b)
 	}
 	for (unsigned f = 0; f < PT_F_COUNT; f++)
 		b->max[f] = pt_field_max(f);
+	/* EVENT_FIELDS has the .proto's field numbers (the hand decoder reads them) */
+#define FIELD_TAG_OK(name, fid, tag, type) \
+	assert(protobuf_c_message_descriptor_get_field_by_name(&ptfuzz__event__descriptor, #name)->id == tag);
+	EVENT_FIELDS(FIELD_TAG_OK)
 }
 
 void pt_bin_close(struct pt_bin_rd *b)
@@ -549,18 +547,9 @@ static bool event_unpack_fast(const uint8_t *p, size_t len, Ptfuzz__Event *m)
 		case 1: m->kind = (Ptfuzz__EventKind)(int32_t)(uint32_t)v; break;
 		case 2: m->cpu = (uint32_t)v; break;
 		case 3: m->op = (uint32_t)v; break;
-		case 4: m->pa = v; break;
-		case 5: m->val = v; break;
-		case 6: m->va = v; break;
-		case 7: m->len = v; break;
-		case 8: m->asid = (uint32_t)v; break;
-		case 9: m->level = (uint32_t)v; break;
-		case 10: m->flags = (uint32_t)v; break;
-		case 11: m->order = (uint32_t)v; break;
-		case 12: m->prot = (uint32_t)v; break;
-		case 13: m->tid = (uint32_t)v; break;
-		case 14: m->num = (uint32_t)v; break;
-		case 15: m->scale = (uint32_t)v; break;
+#define FIELD_UNPACK(name, id, tag, type) \
+		case tag: m->name = FIELD_WIDE(name) ? v : (uint32_t)v; break;
+		EVENT_FIELDS(FIELD_UNPACK)	/* the tags over 15 do not come here */
 		default: return false;	/* field 0 */
 		}
 	}
@@ -572,11 +561,9 @@ static void crosscheck(struct pt_bin_rd *b, const uint8_t *p, size_t len, const 
 {
 	b->arena.used = 0;
 	const Ptfuzz__Event *m = ptfuzz__event__unpack(&b->alloc, len, p);
-	if (!m || m->base.n_unknown_fields || m->kind != f->kind || m->cpu != f->cpu || m->op != f->op ||
-	    m->pa != f->pa || m->val != f->val || m->va != f->va || m->len != f->len ||
-	    m->asid != f->asid || m->level != f->level || m->flags != f->flags || m->order != f->order ||
-	    m->prot != f->prot || m->tid != f->tid || m->num != f->num || m->scale != f->scale ||
-	    m->node != f->node || m->va2 != f->va2 || m->len2 != f->len2 || (m->text && *m->text)) {
+#define FIELD_DIFFERS(name, id, tag, type) || m->name != f->name
+	if (!m || m->base.n_unknown_fields || m->kind != f->kind || m->cpu != f->cpu || m->op != f->op
+	    EVENT_FIELDS(FIELD_DIFFERS) || (m->text && *m->text)) {
 		fprintf(stderr, "%s: byte %llu: the hand decoder and protobuf-c disagree\n", b->name,
 			(unsigned long long)b->rec_off);
 		abort();
@@ -720,21 +707,8 @@ int pt_bin_wr_put(struct pt_bin_wr *w, const struct pt_event *ev)
 	m.kind = (Ptfuzz__EventKind)ev->kind;
 	m.cpu = ev->cpu;
 	m.op = ev->op;
-	m.pa = ev->pa;
-	m.val = ev->val;
-	m.va = ev->va;
-	m.len = ev->len;
-	m.asid = ev->asid;
-	m.level = ev->level;
-	m.flags = ev->flags;
-	m.order = ev->order;
-	m.prot = ev->prot;
-	m.tid = ev->tid;
-	m.num = ev->num;
-	m.scale = ev->scale;
-	m.node = ev->node;
-	m.va2 = ev->va2;
-	m.len2 = ev->len2;
+#define FIELD_FROM_EVENT(name, id, tag, type) m.name = ev->name;
+	EVENT_FIELDS(FIELD_FROM_EVENT)
 	if (ev->text && (ev->kind == PT_EV_COMMENT || *ev->text))
 		m.text = (char *)ev->text;	/* a comment, or an event's end-of-line comment */
 	return wr_record(w, &m.base);

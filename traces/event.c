@@ -403,3 +403,20 @@ int pt_desc_parse(const char *s, size_t len, uint64_t *out)
 	*out = d;
 	return 0;
 }
+
+bool pt_event_eq(const struct pt_event *a, const struct pt_event *b)
+{
+	return a->kind == b->kind && a->op == b->op && a->cpu == b->cpu && a->asid == b->asid &&
+	       a->level == b->level && a->order == b->order && a->num == b->num &&
+	       a->scale == b->scale && a->node == b->node && a->prot == b->prot && a->tid == b->tid &&
+	       a->flags == b->flags && a->va == b->va && a->pa == b->pa && a->val == b->val &&
+	       a->len == b->len && a->va2 == b->va2 && a->len2 == b->len2 &&
+	       !strcmp(a->text ? a->text : "", b->text ? b->text : "");
+}
+
+bool pt_header_eq(const struct pt_header *a, const struct pt_header *b)
+{
+	return a->version == b->version && a->granule == b->granule && a->va_bits == b->va_bits &&
+	       a->cpus == b->cpus && !strcmp(a->kernel, b->kernel) && !strcmp(a->machine, b->machine) &&
+	       !strcmp(a->method, b->method);
+}

@@ -130,7 +130,7 @@ enum pt_hugetlb_op { PT_HUGE_SET = 0, PT_HUGE_CLEAR, PT_HUGE_WRPROTECT, PT_HUGE_
 		     PT_HUGE_OP_COUNT };
 
 /*
- * PT_EV_KERNEL: evidence a capture recorded (tools/ftrace.c: syscall exits and
+ * PT_EV_KERNEL: evidence a capture recorded (traces/import/ftrace.c: syscall exits and
  * kprobes).  RESULT is the syscall's return value as the kernel returned it
  * (ret=: an address, 0, or a negative errno in two's complement); the others
  * are calls of the kernel function of that name: va, va2 (new_va=), len their
@@ -242,6 +242,11 @@ uint64_t pt_field_max(enum pt_field f);
 
 /*! pt_event_valid() : true if ev's kind/op are known and its fields fit the schema. */
 bool pt_event_valid(const struct pt_event *ev, unsigned cpus);
+
+/*! pt_event_eq() : a and b are the same event: every field, and the text (NULL is ""). */
+bool pt_event_eq(const struct pt_event *a, const struct pt_event *b);
+/*! pt_header_eq() : a and b are the same header, every field a trace carries. */
+bool pt_header_eq(const struct pt_header *a, const struct pt_header *b);
 
 /* ---- arm64 descriptors (VMSAv8-64, 4K granule, stage 1) ---- */
 

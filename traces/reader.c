@@ -46,6 +46,41 @@ size_t pt_src_read(struct pt_src *s, void *buf, size_t n)
 
 /* ---- shared checks ---- */
 
+size_t pt_utf8_len(const char *str, size_t avail)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	unsigned char c = s[0];
+	size_t n;
+	uint32_t cp;
+
+	if (!avail)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if (i == avail || (s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* shortest form only, no surrogates, at most U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 bool pt_text_ok(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -58,32 +93,10 @@ bool pt_text_ok(const char *str, size_t len)
 			i++;
 			continue;
 		}
-		/* UTF-8: shortest form only, no surrogates, at most U+10FFFF */
-		size_t k;
-		uint32_t cp;
-		if (c >= 0xc2 && c <= 0xdf) {
-			k = 1;
-			cp = c & 0x1f;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			k = 2;
-			cp = c & 0x0f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			k = 3;
-			cp = c & 0x07;
-		} else {
+		size_t n = pt_utf8_len(str + i, len - i);
+		if (!n)
 			return false;
-		}
-		if (len - i <= k)
-			return false;
-		for (size_t j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return false;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)))
-			return false;
-		i += k + 1;
+		i += n;
 	}
 	return true;
 }

@@ -153,6 +153,31 @@ static void out_value(struct out *o, enum key_fmt f, uint64_t v)
 	}
 }
 
+bool pt_trace_differs(const struct pt_header *ha, const struct pt_event *a, size_t na,
+		      const struct pt_header *hb, const struct pt_event *b, size_t nb,
+		      char *why, size_t size)
+{
+	char la[PT_MAX_LINE + 256], lb[PT_MAX_LINE + 256];
+
+	if (!pt_header_eq(ha, hb)) {
+		snprintf(why, size, "the header differs");
+		return true;
+	}
+	if (na != nb) {
+		snprintf(why, size, "%zu events became %zu", na, nb);
+		return true;
+	}
+	for (size_t i = 0; i < na; i++) {
+		if (pt_event_eq(&a[i], &b[i]))
+			continue;
+		pt_event_format_text(&a[i], la, sizeof(la));
+		pt_event_format_text(&b[i], lb, sizeof(lb));
+		snprintf(why, size, "event %zu differs:\n  %s\n  %s", i, la, lb);
+		return true;
+	}
+	return false;
+}
+
 size_t pt_event_format_text(const struct pt_event *ev, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };

@@ -149,4 +149,23 @@ enum pt_encoding pt_encoding_for_path(const char *path);
 /*! pt_event_format_text() : the canonical text line of ev (no newline); returns length. */
 size_t pt_event_format_text(const struct pt_event *ev, char *buf, size_t size);
 
+/*!
+ * pt_trace_differs() : whether trace b (header hb, nb events) differs from a, as a
+ * lossless conversion would keep it (pt_header_eq(), pt_event_eq()); the first
+ * difference in why: "the header differs", "N events became M", or "event I
+ * differs:" and the two events' text lines.
+ * @return : false if they are the same.
+ */
+bool pt_trace_differs(const struct pt_header *ha, const struct pt_event *a, size_t na,
+		      const struct pt_header *hb, const struct pt_event *b, size_t nb,
+		      char *why, size_t size);
+
+/*!
+ * pt_utf8_len() : the length (1..4) of the well-formed UTF-8 sequence at s, of at most
+ * avail bytes, or 0 if there is none (a stray continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, or cut short).  It reads no byte past the first one that
+ * does not continue the sequence, so a NUL-terminated string may pass avail = 4.
+ */
+size_t pt_utf8_len(const char *s, size_t avail);
+
 #endif
