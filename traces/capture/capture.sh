@@ -40,6 +40,10 @@
 # environment: PTFUZZ_TRACEFS (the tracefs root; when set nothing is mounted
 #              and root is not required - tests point it at a fake tree),
 #              PTFUZZ_BTF (default /sys/kernel/btf/vmlinux), BPFTOOL (bpftool),
+#              PTFUZZ_BTF_DUMP (a file holding what `bpftool btf dump file BTF
+#              format raw` prints for this kernel, made elsewhere: read instead
+#              of running bpftool; record-ftrace.sh makes it on the host from
+#              the kernel image with btf-dump.py, the guest has no bpftool),
 #              PTFUZZ (the ptfuzz binary; default build/release/tools/ptfuzz,
 #              built with the release preset if missing), PTFUZZ_WORKLOAD_BIN, CC.
 #
@@ -241,16 +245,25 @@ if [ $kprobes = 1 ]; then
 fi
 if [ $kprobes = 1 ]; then
 	params=
-	if [ ! -r "$BTF" ]; then
+	if [ -n "${PTFUZZ_BTF_DUMP:-}" ] && [ ! -r "$PTFUZZ_BTF_DUMP" ]; then
+		note "PTFUZZ_BTF_DUMP=$PTFUZZ_BTF_DUMP is not readable: kprobe arguments at their 6.1 positions"
+	elif [ -z "${PTFUZZ_BTF_DUMP:-}" ] && [ ! -r "$BTF" ]; then
 		note "no BTF ($BTF; CONFIG_DEBUG_INFO_BTF): kprobe arguments at their 6.1 positions"
-	elif ! command -v "$BPFTOOL" >/dev/null 2>&1; then
+	elif [ -z "${PTFUZZ_BTF_DUMP:-}" ] && ! command -v "$BPFTOOL" >/dev/null 2>&1; then
 		note "bpftool not found: kprobe arguments at their 6.1 positions (install bpftool to read them from $BTF)"
 	else
 		# "FUNC p0 p1 ...": the parameter names of each function in the table, and
 		# "STRUCT.FIELD BYTES": the offsets of the struct members it names, from BTF
 		want=$(probe_table | awk '{print $1}' | tr '\n' ' ')
 		wants=$(probe_table | tr ' |' '\n\n' | sed -n 's/^[a-z_]*->\([a-z_]*\)\..*/\1/p' | sort -u | tr '\n' ' ')
-		params=$("$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null | awk -v want="$want" -v wants="$wants" '
+		btf_dump() {
+			if [ -n "${PTFUZZ_BTF_DUMP:-}" ]; then
+				cat "$PTFUZZ_BTF_DUMP"
+			else
+				"$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null
+			fi
+		}
+		params=$(btf_dump | awk -v want="$want" -v wants="$wants" '
 			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) wanted[w[i]] = 1
 				n = split(wants, w, " "); for (i = 1; i <= n; i++) wstruct[w[i]] = 1 }
 			/^\[[0-9]+\] FUNC_PROTO / { id = substr($1, 2, length($1) - 2); cur = id; st = ""; np[id] = 0; next }
@@ -270,7 +283,7 @@ if [ $kprobes = 1 ]; then
 				if (o % 8 == 0) off[st "." m] = o / 8 }
 			END { for (f in fn) { s = f; id = fn[f]; for (i = 0; i < np[id]; i++) s = s " " pn[id, i]; print s }
 			      for (k in off) print k " " off[k] }')
-		[ -n "$params" ] || note "bpftool read no functions from $BTF: kprobe arguments at their 6.1 positions"
+		[ -n "$params" ] || note "bpftool read no functions from ${PTFUZZ_BTF_DUMP:-$BTF}: kprobe arguments at their 6.1 positions"
 	fi
 	avail=$T/available_filter_functions
 	[ -r "$avail" ] || note "no $avail (CONFIG_FUNCTION_TRACER): kprobe targets are tried without checking"
