@@ -20,7 +20,7 @@ foreach(ex ${ftrace_examples})
 endforeach()
 
 # traces/capture/capture.sh against fake tracefs trees (tests/capture/test_capture.sh)
-foreach(case usage capture_and_import default_output no_tracefs no_syscall_events no_kprobes failed_write btf
+foreach(case usage capture_and_import default_output no_tracefs no_syscall_events no_kprobes failed_write btf btf_dump
     record_scripts_usage apt_install check)
   add_test(NAME capture.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/capture/test_capture.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}
