@@ -119,9 +119,12 @@ demo_table() {
 	for f in "${rows[@]}"; do
 		"$ptfuzz" replay --json --quiet "$f" >"$ROOT/build/demo-replay.json" || true
 		"$ptfuzz" stats --json "$f" >"$ROOT/build/demo-stats.json" || true
-		python3 - "${f#"$ROOT"/}" "$ROOT/build/demo-replay.json" "$ROOT/build/demo-stats.json" <<'PY'
+		# an instruction-level recording starts with a snapshot of the tables it found (its comment says how many)
+		snap=$( { "$ptfuzz" convert "$f" - 2>/dev/null || true; } | sed -n '/^# snapshot ends (/{s/^# snapshot ends (\([0-9]*\) entries.*/\1/p;q;}')
+		python3 - "${f#"$ROOT"/}" "$ROOT/build/demo-replay.json" "$ROOT/build/demo-stats.json" "${snap:-0}" <<'PY'
 import json, sys
-name, rj, sj = sys.argv[1:4]
+name, rj, sj, snap = sys.argv[1:5]
+snap = int(snap)
 try:
     r = json.load(open(rj))["files"][0]
     c = json.load(open(sj))["files"][0]["counters"]
@@ -148,9 +151,9 @@ print("      %s, %d violation%s, %s, kernel profile %s%s" % (
     r["profile"], "" if r["populated"] else "; WARNING: nothing populated"))
 for sig, n in sorted(sigs.items()):
     print("      violation: %s x%d (traces/examples/FINDINGS.md)" % (sig, n))
-print("      %d events, %d page-table writes, %d TLBIs, %d DSBs, %d tables allocated" % (
-    r["events"], c["pt_writes"], sum(c["tlbi_by_op"].values()), sum(c["dsb_by_domain"].values()),
-    c["tables_allocated"]))
+print("      %d events, %d page-table writes%s, %d TLBIs, %d DSBs, %d tables allocated" % (
+    r["events"], c["pt_writes"], " (%d of them the start snapshot)" % snap if snap else "",
+    sum(c["tlbi_by_op"].values()), sum(c["dsb_by_domain"].values()), c["tables_allocated"]))
 PY
 	done
 	rm -f "$ROOT/build/demo-replay.json" "$ROOT/build/demo-stats.json"

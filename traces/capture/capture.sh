@@ -287,6 +287,14 @@ if [ $kprobes = 1 ]; then
 	fi
 	avail=$T/available_filter_functions
 	[ -r "$avail" ] || note "no $avail (CONFIG_FUNCTION_TRACER): kprobe targets are tried without checking"
+	if [ -r "$avail" ]; then
+		# read it once (the kernel formats tens of thousands of lines at each read: slow
+		# under TCG), keeping the functions of the table
+		probe_table | awk '{ print $1 }' >"$tmp/wanted"
+		awk 'NR == FNR { w[$1] = 1; next } ($1 in w) { print $1 }' "$tmp/wanted" "$avail" >"$tmp/avail" ||
+			die 1 "cannot read $avail"
+		avail=$tmp/avail
+	fi
 	tab=$(probe_table)
 	while read -r fn rest; do
 		[ -n "$fn" ] || continue
