@@ -12,7 +12,7 @@
 # other vCPU clearing an access flag) are not the mremap's and are left out.
 PTFUZZ=$1 REPO=$2 WORK=$3
 CASE=mremap_cases
-mkdir -p "$WORK" && cd "$WORK" || exit 1
+rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 . "$REPO/tests/runner.sh"
 
 pf convert "$REPO/traces/examples/qemu-7.2.13+deb14-mremap-test.ptt.zst" kernel.ptt
