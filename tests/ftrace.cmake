@@ -14,7 +14,7 @@ set_tests_properties(ftrace PROPERTIES LABELS ftrace TIMEOUT 120)
 # The shipped ftrace captures replay clean (traces/examples/README-ftrace.md).
 file(GLOB ftrace_examples ${PROJECT_SOURCE_DIR}/traces/examples/ftrace-*.ptt)
 foreach(ex ${ftrace_examples})
-  get_filename_component(exname ${ex} NAME_WE)
+  get_filename_component(exname ${ex} NAME_WLE)
   add_test(NAME ftrace.example.${exname} COMMAND $<TARGET_FILE:ptfuzz> replay --quiet ${ex})
   set_tests_properties(ftrace.example.${exname} PROPERTIES LABELS ftrace TIMEOUT 300)
 endforeach()
