@@ -115,7 +115,7 @@ capture_and_import)
 	has "$T/buffer_size_kb" '^16384$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=%x1:x64 new_addr=%x3:x64 len=%x4:x64$'
 	has "$T/kprobe_events" '^r:ptfuzz/ptk_move_page_tables_ret move_page_tables ret=\$retval:x64$'
-	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x1):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk___vmalloc_node_range __vmalloc_node_range size=%x0:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu$'	# its range needs BTF
 	err_has "tlb_finish_mmu: 'start' needs BTF"
@@ -261,7 +261,7 @@ EOF
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=+16(%x0):x64 new_addr=+32(%x0):x64 len=+40(%x0):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu start=+16(%x0):x64 end=+24(%x0):x64$'
 	err_lacks "BTF has no parameter 'old_addr'"
-	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x1):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_free_pgtables free_pgtables floor=%x3:x64 ceiling=%x4:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_vfree vfree addr=%x0:x64$'
 	# not in BTF: the default table
@@ -293,7 +293,7 @@ ty("mmu_gather", 4, 4, 128, kflag=1, extra=struct.pack("<IIIIIIIIIIII",
    s("mm"), 1, 0, s("start"), 1, 128, s("end"), 1, 192, s("fullmm"), 1, (1 << 24) | 256)) # [5] STRUCT, bitfields
 ty("", 13, 1, 0, extra=struct.pack("<II", s("tlb"), 5))                                 # [6] FUNC_PROTO
 ty("tlb_finish_mmu", 12, 1, 6)                                                          # [7] FUNC (global)
-ty("", 13, 3, 0, extra=struct.pack("<IIIIII", s("vma"), 1, s("pmd"), 1, s("address"), 1))  # [8]
+ty("", 13, 3, 0, extra=struct.pack("<IIIIII", s("pmd"), 1, s("vma"), 1, s("address"), 1))  # [8] pmd first
 ty("__split_huge_pmd", 12, 0, 8)                                                        # [9] FUNC
 ty("", 3, 0, 0, extra=struct.pack("<III", 1, 1, 4))                                     # [10] ARRAY
 sb = b"\0".join(strs) + b"\0"
@@ -324,7 +324,7 @@ PY
 	err_lacks "bpftool not found"
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=+16(%x0):x64 new_addr=+32(%x0):x64 len=+40(%x0):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu start=+16(%x0):x64 end=+24(%x0):x64$'
-	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x0):x64$'
 	# a dump that is not there: said, and the 6.1 positions
 	PTFUZZ_BTF_DUMP=$WORK/missing cap -o "$WORK/o2/t.ptt" -w ftrace
 	expect_rc 0

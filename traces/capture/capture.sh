@@ -207,14 +207,14 @@ BPFTOOL=${BPFTOOL:-bpftool}
 # recorded: NAME=%xN is the default position (the 6.1 signature); with BTF the
 # parameter called NAME is looked up instead, and failing that the
 # alternatives after `|`, PARAM->STRUCT.FIELD: that member of the struct
-# PARAM points to (BTF only; a default of `-` means BTF only).  `ret` adds a
-# return probe.
+# PARAM points to (BTF only; a default of `-` means BTF only), or
+# deref:PARAM, the 8 bytes PARAM points to.  `ret` adds a return probe.
 probe_table() {
 	cat <<'EOF'
 move_page_tables old_addr=%x1|pmc->pagetable_move_control.old_addr new_addr=%x3|pmc->pagetable_move_control.new_addr len=%x4|pmc->pagetable_move_control.len_in ret
 move_huge_pmd old_addr=%x1 new_addr=%x2
 move_huge_pud old_addr=%x1 new_addr=%x2
-__split_huge_pmd address=%x2
+__split_huge_pmd address=%x2 pmdval=+0(%x1)|deref:pmd
 change_huge_pmd addr=%x3
 zap_huge_pmd addr=%x3
 do_huge_pmd_anonymous_page
@@ -315,6 +315,12 @@ if [ $kprobes = 1 ]; then
 				pos=$(printf '%s\n' "$sig" | awk -v p="$name" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
 				for alt in $alts; do
 					[ -z "$pos" ] || break
+					case $alt in
+					deref:*)	# what the parameter points to
+						r=$(printf '%s\n' "$sig" | awk -v p="${alt#deref:}" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
+						[ -z "$r" ] || pos=+0\($r\)
+						continue ;;
+					esac
 					pp=${alt%%->*} sf=${alt#*->}
 					r=$(printf '%s\n' "$sig" | awk -v p="$pp" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
 					o=$(printf '%s\n' "$params" | awk -v k="$sf" '$1 == k && NF == 2 { print $2; exit }')
