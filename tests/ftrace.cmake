@@ -14,13 +14,13 @@ set_tests_properties(ftrace PROPERTIES LABELS ftrace TIMEOUT 120)
 # The shipped ftrace captures replay clean (traces/examples/README-ftrace.md).
 file(GLOB ftrace_examples ${PROJECT_SOURCE_DIR}/traces/examples/ftrace-*.ptt)
 foreach(ex ${ftrace_examples})
-  get_filename_component(exname ${ex} NAME_WE)
+  get_filename_component(exname ${ex} NAME_WLE)
   add_test(NAME ftrace.example.${exname} COMMAND $<TARGET_FILE:ptfuzz> replay --quiet ${ex})
   set_tests_properties(ftrace.example.${exname} PROPERTIES LABELS ftrace TIMEOUT 300)
 endforeach()
 
 # traces/capture/capture.sh against fake tracefs trees (tests/capture/test_capture.sh)
-foreach(case usage capture_and_import default_output no_tracefs no_syscall_events no_kprobes failed_write btf
+foreach(case usage capture_and_import default_output no_tracefs no_syscall_events no_kprobes failed_write btf btf_dump
     record_scripts_usage apt_install check)
   add_test(NAME capture.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/capture/test_capture.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}

@@ -115,7 +115,7 @@ capture_and_import)
 	has "$T/buffer_size_kb" '^16384$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=%x1:x64 new_addr=%x3:x64 len=%x4:x64$'
 	has "$T/kprobe_events" '^r:ptfuzz/ptk_move_page_tables_ret move_page_tables ret=\$retval:x64$'
-	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x1):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk___vmalloc_node_range __vmalloc_node_range size=%x0:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu$'	# its range needs BTF
 	err_has "tlb_finish_mmu: 'start' needs BTF"
@@ -261,11 +261,75 @@ EOF
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=+16(%x0):x64 new_addr=+32(%x0):x64 len=+40(%x0):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu start=+16(%x0):x64 end=+24(%x0):x64$'
 	err_lacks "BTF has no parameter 'old_addr'"
-	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x1):x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_free_pgtables free_pgtables floor=%x3:x64 ceiling=%x4:x64$'
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_vfree vfree addr=%x0:x64$'
 	# not in BTF: the default table
 	has "$T/kprobe_events" '^p:ptfuzz/ptk_zap_huge_pmd zap_huge_pmd addr=%x3:x64$'
+	;;
+btf_dump)
+	# btf-dump.py reads the BTF out of a kernel image (here a made-up one: BTF of a
+	# 7.x-like kernel inside other bytes) into bpftool's text, and capture.sh places
+	# its kprobe arguments from that text (PTFUZZ_BTF_DUMP), with neither BTF nor
+	# bpftool on the machine: what record-ftrace.sh does for its guest
+	python3 - "$WORK/Image" <<'PY'
+import struct, sys
+strs = [b""]
+def s(x):
+    off = sum(len(y) + 1 for y in strs)
+    strs.append(x.encode())
+    return off
+t = b""
+def ty(name, kind, vlen, st, kflag=0, extra=b""):
+    global t
+    t += struct.pack("<III", s(name) if name else 0, (kflag << 31) | (kind << 24) | vlen, st) + extra
+ty("long unsigned int", 1, 0, 8, extra=struct.pack("<I", 64))                          # [1] INT
+members = ["old", "new", "old_addr", "old_end", "new_addr", "len_in"]
+ty("pagetable_move_control", 4, len(members), 56,
+   extra=b"".join(struct.pack("<III", s(m), 1, 64 * i) for i, m in enumerate(members)))  # [2] STRUCT
+ty("", 13, 1, 1, extra=struct.pack("<II", s("pmc"), 2))                                 # [3] FUNC_PROTO
+ty("move_page_tables", 12, 0, 3)                                                        # [4] FUNC
+ty("mmu_gather", 4, 4, 128, kflag=1, extra=struct.pack("<IIIIIIIIIIII",
+   s("mm"), 1, 0, s("start"), 1, 128, s("end"), 1, 192, s("fullmm"), 1, (1 << 24) | 256)) # [5] STRUCT, bitfields
+ty("", 13, 1, 0, extra=struct.pack("<II", s("tlb"), 5))                                 # [6] FUNC_PROTO
+ty("tlb_finish_mmu", 12, 1, 6)                                                          # [7] FUNC (global)
+ty("", 13, 3, 0, extra=struct.pack("<IIIIII", s("pmd"), 1, s("vma"), 1, s("address"), 1))  # [8] pmd first
+ty("__split_huge_pmd", 12, 0, 8)                                                        # [9] FUNC
+ty("", 3, 0, 0, extra=struct.pack("<III", 1, 1, 4))                                     # [10] ARRAY
+sb = b"\0".join(strs) + b"\0"
+btf = struct.pack("<HBBIIIII", 0xeb9f, 1, 0, 24, 0, len(t), len(t), len(sb)) + t + sb
+open(sys.argv[1], "wb").write(b"\x4d\x5a" + b"\0" * 4094 + btf + b"\0" * 512)
+open(sys.argv[1] + ".none", "wb").write(b"\x4d\x5a" + b"\0" * 8190)
+PY
+	last="btf-dump.py"
+	python3 "$REPO/traces/capture/btf-dump.py" "$WORK/Image" move_page_tables tlb_finish_mmu __split_huge_pmd vfree \
+		--structs pagetable_move_control mmu_gather >"$WORK/dump" 2>err || fail "btf-dump.py failed"
+	cp "$WORK/dump" out
+	has "$WORK/dump" "^\[4\] FUNC 'move_page_tables' type_id=3 linkage=static$"
+	has "$WORK/dump" "^\[7\] FUNC 'tlb_finish_mmu' type_id=6 linkage=global$"
+	has "$WORK/dump" "^\[3\] FUNC_PROTO '(anon)' ret_type_id=1 vlen=1$"
+	has "$WORK/dump" "^	'pmc' type_id=2$"
+	has "$WORK/dump" "^	'new_addr' type_id=1 bits_offset=256$"
+	has "$WORK/dump" "^	'fullmm' type_id=1 bits_offset=256 bitfield_size=1$"
+	lacks "$WORK/dump" "vfree\|INT\|ARRAY"
+	python3 "$REPO/traces/capture/btf-dump.py" "$WORK/Image.none" move_page_tables >out 2>err
+	rc=$?; last="btf-dump.py (no BTF)"
+	expect_rc 1
+	[ "$(wc -l <err)" -eq 1 ] || fail "btf-dump.py without BTF: expected one line on stderr"
+	err_has "Image.none: no BTF"
+	T=$WORK/tfs
+	PTFUZZ_BTF_DUMP=$WORK/dump cap -o "$WORK/o/t.ptt" -w ftrace
+	expect_rc 0
+	err_lacks "note: no BTF"
+	err_lacks "bpftool not found"
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=+16(%x0):x64 new_addr=+32(%x0):x64 len=+40(%x0):x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_tlb_finish_mmu tlb_finish_mmu start=+16(%x0):x64 end=+24(%x0):x64$'
+	has "$T/kprobe_events" '^p:ptfuzz/ptk___split_huge_pmd __split_huge_pmd address=%x2:x64 pmdval=+0(%x0):x64$'
+	# a dump that is not there: said, and the 6.1 positions
+	PTFUZZ_BTF_DUMP=$WORK/missing cap -o "$WORK/o2/t.ptt" -w ftrace
+	expect_rc 0
+	err_has "PTFUZZ_BTF_DUMP=$WORK/missing is not readable"
+	has "$T/kprobe_events" '^p:ptfuzz/ptk_move_page_tables move_page_tables old_addr=%x1:x64 new_addr=%x3:x64 len=%x4:x64$'
 	;;
 record_scripts_usage)
 	# the QEMU capture scripts: bad options and outputs end before anything is

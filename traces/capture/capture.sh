@@ -40,6 +40,10 @@
 # environment: PTFUZZ_TRACEFS (the tracefs root; when set nothing is mounted
 #              and root is not required - tests point it at a fake tree),
 #              PTFUZZ_BTF (default /sys/kernel/btf/vmlinux), BPFTOOL (bpftool),
+#              PTFUZZ_BTF_DUMP (a file holding what `bpftool btf dump file BTF
+#              format raw` prints for this kernel, made elsewhere: read instead
+#              of running bpftool; record-ftrace.sh makes it on the host from
+#              the kernel image with btf-dump.py, the guest has no bpftool),
 #              PTFUZZ (the ptfuzz binary; default build/release/tools/ptfuzz,
 #              built with the release preset if missing), PTFUZZ_WORKLOAD_BIN, CC.
 #
@@ -203,14 +207,14 @@ BPFTOOL=${BPFTOOL:-bpftool}
 # recorded: NAME=%xN is the default position (the 6.1 signature); with BTF the
 # parameter called NAME is looked up instead, and failing that the
 # alternatives after `|`, PARAM->STRUCT.FIELD: that member of the struct
-# PARAM points to (BTF only; a default of `-` means BTF only).  `ret` adds a
-# return probe.
+# PARAM points to (BTF only; a default of `-` means BTF only), or
+# deref:PARAM, the 8 bytes PARAM points to.  `ret` adds a return probe.
 probe_table() {
 	cat <<'EOF'
 move_page_tables old_addr=%x1|pmc->pagetable_move_control.old_addr new_addr=%x3|pmc->pagetable_move_control.new_addr len=%x4|pmc->pagetable_move_control.len_in ret
 move_huge_pmd old_addr=%x1 new_addr=%x2
 move_huge_pud old_addr=%x1 new_addr=%x2
-__split_huge_pmd address=%x2
+__split_huge_pmd address=%x2 pmdval=+0(%x1)|deref:pmd
 change_huge_pmd addr=%x3
 zap_huge_pmd addr=%x3
 do_huge_pmd_anonymous_page
@@ -241,16 +245,25 @@ if [ $kprobes = 1 ]; then
 fi
 if [ $kprobes = 1 ]; then
 	params=
-	if [ ! -r "$BTF" ]; then
+	if [ -n "${PTFUZZ_BTF_DUMP:-}" ] && [ ! -r "$PTFUZZ_BTF_DUMP" ]; then
+		note "PTFUZZ_BTF_DUMP=$PTFUZZ_BTF_DUMP is not readable: kprobe arguments at their 6.1 positions"
+	elif [ -z "${PTFUZZ_BTF_DUMP:-}" ] && [ ! -r "$BTF" ]; then
 		note "no BTF ($BTF; CONFIG_DEBUG_INFO_BTF): kprobe arguments at their 6.1 positions"
-	elif ! command -v "$BPFTOOL" >/dev/null 2>&1; then
+	elif [ -z "${PTFUZZ_BTF_DUMP:-}" ] && ! command -v "$BPFTOOL" >/dev/null 2>&1; then
 		note "bpftool not found: kprobe arguments at their 6.1 positions (install bpftool to read them from $BTF)"
 	else
 		# "FUNC p0 p1 ...": the parameter names of each function in the table, and
 		# "STRUCT.FIELD BYTES": the offsets of the struct members it names, from BTF
 		want=$(probe_table | awk '{print $1}' | tr '\n' ' ')
 		wants=$(probe_table | tr ' |' '\n\n' | sed -n 's/^[a-z_]*->\([a-z_]*\)\..*/\1/p' | sort -u | tr '\n' ' ')
-		params=$("$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null | awk -v want="$want" -v wants="$wants" '
+		btf_dump() {
+			if [ -n "${PTFUZZ_BTF_DUMP:-}" ]; then
+				cat "$PTFUZZ_BTF_DUMP"
+			else
+				"$BPFTOOL" btf dump file "$BTF" format raw 2>/dev/null
+			fi
+		}
+		params=$(btf_dump | awk -v want="$want" -v wants="$wants" '
 			BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) wanted[w[i]] = 1
 				n = split(wants, w, " "); for (i = 1; i <= n; i++) wstruct[w[i]] = 1 }
 			/^\[[0-9]+\] FUNC_PROTO / { id = substr($1, 2, length($1) - 2); cur = id; st = ""; np[id] = 0; next }
@@ -270,10 +283,18 @@ if [ $kprobes = 1 ]; then
 				if (o % 8 == 0) off[st "." m] = o / 8 }
 			END { for (f in fn) { s = f; id = fn[f]; for (i = 0; i < np[id]; i++) s = s " " pn[id, i]; print s }
 			      for (k in off) print k " " off[k] }')
-		[ -n "$params" ] || note "bpftool read no functions from $BTF: kprobe arguments at their 6.1 positions"
+		[ -n "$params" ] || note "bpftool read no functions from ${PTFUZZ_BTF_DUMP:-$BTF}: kprobe arguments at their 6.1 positions"
 	fi
 	avail=$T/available_filter_functions
 	[ -r "$avail" ] || note "no $avail (CONFIG_FUNCTION_TRACER): kprobe targets are tried without checking"
+	if [ -r "$avail" ]; then
+		# read it once (the kernel formats tens of thousands of lines at each read: slow
+		# under TCG), keeping the functions of the table
+		probe_table | awk '{ print $1 }' >"$tmp/wanted"
+		awk 'NR == FNR { w[$1] = 1; next } ($1 in w) { print $1 }' "$tmp/wanted" "$avail" >"$tmp/avail" ||
+			die 1 "cannot read $avail"
+		avail=$tmp/avail
+	fi
 	tab=$(probe_table)
 	while read -r fn rest; do
 		[ -n "$fn" ] || continue
@@ -294,6 +315,12 @@ if [ $kprobes = 1 ]; then
 				pos=$(printf '%s\n' "$sig" | awk -v p="$name" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
 				for alt in $alts; do
 					[ -z "$pos" ] || break
+					case $alt in
+					deref:*)	# what the parameter points to
+						r=$(printf '%s\n' "$sig" | awk -v p="${alt#deref:}" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
+						[ -z "$r" ] || pos=+0\($r\)
+						continue ;;
+					esac
 					pp=${alt%%->*} sf=${alt#*->}
 					r=$(printf '%s\n' "$sig" | awk -v p="$pp" '{ for (i = 2; i <= NF && i <= 9; i++) if ($i == p) { print "%x" i - 2; exit } }')
 					o=$(printf '%s\n' "$params" | awk -v k="$sf" '$1 == k && NF == 2 { print $2; exit }')

@@ -5,6 +5,7 @@
 #     linux-modules-*-arm64) and busybox-static:arm64,
 #   - QEMU 10.0.x (qemu-system-arm/-common/-data) from bookworm-backports,
 #   - qemu-plugin.h from the matching qemu_*.orig.tar.xz.
+#   fetch.sh --kernel-only: the kernel and busybox only (record-ftrace.sh -k sid).
 #   fetch.sh --qemu-libs PKG...: download the named library packages (QEMU's
 #     runtime dependencies that the host lacks) from bookworm (+ backports)
 #     into $CACHE/dl/libs, to be unpacked beside QEMU - never installed.
@@ -60,6 +61,8 @@ apt-get -q "${APTO[@]}" download "${pkgs[@]}"
 for p in "${pkgs[@]}"; do
 	apt-cache "${APTO[@]}" show "$p" | awk -v p="$p" '/^Version:/{print p, $2; exit}'
 done > "$CACHE/kernel-packages"
+
+[ "${1:-}" != --kernel-only ] || exit 0
 
 # ---- QEMU 10.0 (amd64, bookworm-backports) ----
 aptq bpo amd64 "deb [signed-by=$KEYRING] $MIRROR bookworm-backports main" \

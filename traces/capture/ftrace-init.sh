@@ -12,6 +12,8 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t tmpfs tmpfs /tmp
 echo "ptfuzz-ftrace: running the workload under /capture.sh"
+# the kernel's BTF as bpftool would print it, read from the image on the host (no bpftool here)
+[ -r /btf-raw.txt ] && export PTFUZZ_BTF_DUMP=/btf-raw.txt
 PTFUZZ_WORKLOAD_BIN=/ftrace-workload sh /capture.sh -n -f -b 16384 -p /provenance -o /tmp/ftrace.ptt -w ftrace
 echo "ptfuzz-ftrace: capture exit $?"
 echo "===PTFUZZ-FTRACE-BEGIN==="

@@ -11,11 +11,19 @@
 # `ptfuzz import-ftrace`, and replay it.
 #
 # usage: traces/capture/record-ftrace.sh [-o OUT.ptt] [-k KERNEL-ABI] [-f] [--no-install]
-#   -o OUT.ptt      the trace to write (default build/capture/ftrace-6.1-workload.ptt);
-#                   the raw ftrace text goes beside it as OUT without .ptt + .ftrace
+#   -o OUT.ptt      the trace to write (default build/capture/ftrace-X.Y-workload.ptt,
+#                   X.Y the kernel's version); the raw ftrace text goes beside it as
+#                   OUT without .ptt + .ftrace
 #   -f              overwrite OUT and its .ftrace if they exist (default: refuse)
-#   -k KERNEL-ABI   e.g. 6.1.0-57 (default: the newest linux-image-6.1.0-*-arm64-unsigned)
+#   -k KERNEL-ABI   e.g. 6.1.0-57 (default: the newest linux-image-6.1.0-*-arm64-unsigned
+#                   of bookworm); `sid` or a sid ABI such as 7.2.13+deb14: Debian
+#                   sid's arm64 kernel, downloaded by fetch.sh (what record-qemu.sh boots)
 #   --no-install    do not apt-get install the host tools (they must be there)
+#
+# The kprobe arguments are placed by the kernel's own BTF: the guest has no
+# bpftool, so btf-dump.py reads the BTF out of the kernel image on the host
+# (python3) and capture.sh reads that dump (PTFUZZ_BTF_DUMP) - the positions
+# of 7.x, whose move_page_tables() takes a struct, included.
 #
 # environment: PTFUZZ_CAPTURE_CACHE (default ~/.cache/ptfuzz-capture),
 #              PTFUZZ (the ptfuzz binary; default build/release/tools/ptfuzz,
@@ -32,7 +40,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 cache=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
-out=$repo/build/capture/ftrace-6.1-workload.ptt
+out=
 abi=
 install=1
 force=0
@@ -42,18 +50,32 @@ while [ $# -gt 0 ]; do
 	-k) [ $# -ge 2 ] || { echo "record-ftrace.sh: -k needs a kernel ABI (see --help)" >&2; exit 2; }; abi=$2; shift 2 ;;
 	-f) force=1; shift ;;
 	--no-install) install=0; shift ;;
-	-h|--help) sed -n '3,29p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "record-ftrace.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-case $out in *.ptt) ;; *) echo "record-ftrace.sh: -o: expected a name ending in .ptt, got '$out'" >&2; exit 2 ;; esac
-case $abi in ''|6.1.0-[0-9]*) ;; *) echo "record-ftrace.sh: -k: expected a 6.1 kernel ABI like 6.1.0-57, got '$abi'" >&2; exit 2 ;; esac
+case ${out:-x.ptt} in *.ptt) ;; *) echo "record-ftrace.sh: -o: expected a name ending in .ptt, got '$out'" >&2; exit 2 ;; esac
+sid=0
+case $abi in
+''|6.1.0-[0-9]*) ;;
+sid) sid=1 abi= ;;
+[0-9]*.[0-9]*.[0-9]*+deb[0-9]*) sid=1 ;;
+*) echo "record-ftrace.sh: -k: expected a 6.1 kernel ABI like 6.1.0-57, 'sid' or a sid ABI like 7.2.13+deb14, got '$abi'" >&2; exit 2 ;;
+esac
+if [ -z "$out" ]; then
+	case $abi in
+	6.1.0-*|'') [ $sid = 1 ] || out=$repo/build/capture/ftrace-6.1-workload.ptt ;;
+	*) out=$repo/build/capture/ftrace-$(echo "$abi" | cut -d. -f1,2)-workload.ptt ;;
+	esac
+fi
 raw=${out%.ptt}.ftrace
-if [ $force = 0 ]; then
+no_clobber() {
+	[ $force = 1 ] && return 0
 	for f in "$out" "$raw"; do
 		[ ! -e "$f" ] || { echo "record-ftrace.sh: $f exists (use -f to overwrite it)" >&2; exit 2; }
 	done
-fi
+}
+[ -z "$out" ] || no_clobber
 QEMU=${QEMU:-qemu-system-aarch64}
 SMP=${SMP:-2}
 MEM=${MEM:-1024}
@@ -76,6 +98,24 @@ fi
 # ---- 2. Debian's arm64 kernel and busybox-static, downloaded, not installed ----
 # private lists, cache and status: the host's apt state is neither read for
 # installed packages nor written, and no lock of the host's apt is taken
+if [ $sid = 1 ]; then
+	# Debian sid's kernel: the download record-qemu.sh uses (its private apt state, the cache's dl/)
+	PTFUZZ_CAPTURE_CACHE=$cache PTFUZZ_KERNEL_ABI=$abi bash "$here/fetch.sh" --kernel-only >&2 || {
+		say "cannot download Debian sid's arm64 kernel (fetch.sh)"; exit 1; }
+	abi=$(cat "$cache/kernel-abi")
+	if [ -z "$out" ]; then
+		out=$repo/build/capture/ftrace-$(echo "$abi" | cut -d. -f1,2)-workload.ptt
+		raw=${out%.ptt}.ftrace
+		no_clobber
+	fi
+	kdeb=$(ls "$cache"/dl/linux-binary-unsigned-"$abi"-arm64_*_arm64.deb "$cache"/dl/linux-binary-"$abi"-arm64_*_arm64.deb \
+		"$cache"/dl/linux-image-"$abi"-arm64-unsigned_*_arm64.deb 2>/dev/null | tail -1)
+	bdeb=$(ls "$cache"/dl/busybox-static_*_arm64.deb | tail -1)
+	kpkg=$(dpkg-deb -f "$kdeb" Package)
+	kroot=$cache/root-$abi
+	[ -d "$kroot/usr" ] || [ -d "$kroot/boot" ] || dpkg -x "$kdeb" "$kroot"
+	image=$(ls "$kroot"/usr/lib/modules/"$abi"-arm64/vmlinuz* "$kroot"/boot/vmlinuz-"$abi"-arm64 2>/dev/null | head -n1)
+else
 mkdir -p "$cache/apt-lists-arm64/partial" "$cache/apt-cache-arm64/archives/partial" "$cache/debs"
 aopt="-oAPT::Architecture=arm64 -oAPT::Architectures=arm64 -oDir::State::Lists=$cache/apt-lists-arm64"
 aopt="$aopt -oDir::Cache=$cache/apt-cache-arm64 -oDir::State::status=/dev/null -oDebug::NoLocking=1"
@@ -94,12 +134,18 @@ kpkg=linux-image-$abi-arm64-unsigned
 (cd "$cache/debs" && ls busybox-static_*_arm64.deb >/dev/null 2>&1 || apt-get $aopt download busybox-static >/dev/null)
 kdeb=$(ls "$cache"/debs/${kpkg}_*_arm64.deb | tail -1)
 bdeb=$(ls "$cache"/debs/busybox-static_*_arm64.deb | tail -1)
-kver=$(dpkg-deb -f "$kdeb" Version)
-bver=$(dpkg-deb -f "$bdeb" Version)
 kroot=$cache/root-$abi
 [ -e "$kroot/boot/vmlinuz-$abi-arm64" ] || dpkg -x "$kdeb" "$kroot"
+image=$kroot/boot/vmlinuz-$abi-arm64
+fi
+kver=$(dpkg-deb -f "$kdeb" Version)
+bver=$(dpkg-deb -f "$bdeb" Version)
 broot=$cache/root-busybox
-[ -e "$broot/bin/busybox" ] || dpkg -x "$bdeb" "$broot"
+[ "$(cat "$broot/.version" 2>/dev/null)" = "$bver" ] ||
+	{ rm -rf "$broot"; dpkg -x "$bdeb" "$broot" && echo "$bver" >"$broot/.version"; }
+busybox=$(ls "$broot"/bin/busybox "$broot"/usr/bin/busybox 2>/dev/null | head -n1)	# sid's is in usr/bin
+[ -n "$busybox" ] || { say "no busybox in $bdeb"; exit 1; }
+[ -r "$image" ] || { say "no kernel image in $kdeb"; exit 1; }
 say "kernel $kpkg $kver, busybox-static $bver"
 
 # ---- 3. ptfuzz (before the boot: nothing fails after it) ----
@@ -116,10 +162,19 @@ work=$cache/work
 rm -rf "$work"
 mkdir -p "$work/initrd/bin" "$work/initrd/proc" "$work/initrd/sys" "$work/initrd/dev" "$work/initrd/tmp"
 aarch64-linux-gnu-gcc -static -O2 -Wall -o "$work/initrd/ftrace-workload" "$here/ftrace-workload.c"
-cp "$broot/bin/busybox" "$work/initrd/bin/busybox"
+cp "$busybox" "$work/initrd/bin/busybox"
 ln -s busybox "$work/initrd/bin/sh"
 cp "$here/ftrace-init.sh" "$work/initrd/init"
 cp "$here/capture.sh" "$work/initrd/capture.sh"
+# the kernel's BTF, read on the host: the functions capture.sh probes and the structs it reads
+funcs=$(sed -n '/^probe_table() {/,/^EOF$/p' "$here/capture.sh" | sed '1,2d;$d' | awk '{print $1}')
+structs=$(sed -n '/^probe_table() {/,/^EOF$/p' "$here/capture.sh" | grep -o '[a-z_]*->[a-z_]*\.' | sed 's/.*->//; s/\.$//' | sort -u)
+if python3 "$here/btf-dump.py" "$image" $funcs --structs $structs >"$work/initrd/btf-raw.txt"; then
+	say "BTF of $(basename "$image"): $(grep -c '^\[' "$work/initrd/btf-raw.txt") records for the kprobes"
+else
+	rm -f "$work/initrd/btf-raw.txt"
+	say "no BTF read from the image: kprobe arguments at their 6.1 positions"
+fi
 chmod +x "$work/initrd/init" "$work/initrd/capture.sh"
 qver=$("$QEMU" --version | sed -n '1s/.*version \([^ ]*\).*/\1/p')
 qpkg=$(dpkg-query -W -f '${Version}' qemu-system-arm 2>/dev/null || echo "?")
@@ -136,7 +191,7 @@ EOF
 say "booting $kpkg under $QEMU (TCG)"
 t1=$(date +%s)
 timeout 600 "$QEMU" -M virt -cpu max -smp "$SMP" -m "$MEM" -nographic -no-reboot -nic none \
-	-kernel "$kroot/boot/vmlinuz-$abi-arm64" -initrd "$work/initrd.gz" \
+	-kernel "$image" -initrd "$work/initrd.gz" \
 	-append "console=ttyAMA0 nokaslr panic=-1 quiet loglevel=1" </dev/null >"$work/console.log" 2>&1 || {
 	say "QEMU failed (console in $work/console.log)"; tail -20 "$work/console.log" >&2; exit 1; }
 t2=$(date +%s)

@@ -11,7 +11,8 @@
 #   -o  output trace (default: build/capture/qemu-<kernel>-<mode>.ptt.zst)
 #   -f  overwrite the output if it exists (default: refuse)
 #   -i  workload iterations (default 1)
-#   -w  workload mode: basic (default) or contpte-mprotect (see workload.c)
+#   -w  workload mode (see workload.c): basic (default), contpte-mprotect,
+#       mremap-test, mprotect-sizes, unmap-madvise, fork-cow, vmalloc
 #   -s  vCPUs (default 2); -m guest memory in MiB (default 1024)
 #   -k  keep the text .ptt next to the output
 #
@@ -45,14 +46,15 @@ while getopts ":o:i:w:s:m:kfh" o; do
 	m) MEM=$OPTARG ;;
 	k) KEEP=1 ;;
 	f) FORCE=1 ;;
-	h) sed -n '4,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '4,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	:) bad "-$OPTARG needs a value" ;;
 	*) bad "unknown option '-$OPTARG'" ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ $# -eq 0 ] || bad "unexpected argument '$1'"
-case $MODE in basic|contpte-mprotect) ;; *) bad "-w: unknown workload mode '$MODE' (basic or contpte-mprotect)" ;; esac
+MODES="basic contpte-mprotect mremap-test mprotect-sizes unmap-madvise fork-cow vmalloc"
+case " $MODES " in *" $MODE "*) ;; *) bad "-w: unknown workload mode '$MODE' (one of: $MODES)" ;; esac
 [[ $ITERS =~ ^[1-9][0-9]{0,5}$ ]] || bad "-i: expected a number of iterations, got '$ITERS'"
 [[ $SMP =~ ^[1-9][0-9]?$ ]] && [ "$SMP" -le 64 ] || bad "-s: expected 1..64 vCPUs, got '$SMP'"
 [[ $MEM =~ ^[1-9][0-9]{2,5}$ ]] || bad "-m: expected guest memory in MiB (>= 100), got '$MEM'"
@@ -142,6 +144,10 @@ gcc -std=gnu11 -shared -fPIC -O2 -Wall -I"$HDR" $GLIB_CFLAGS \
 log "building the workload and the initramfs"
 aarch64-linux-gnu-gcc -static -O2 -Wall -o "$BUILD/initramfs/workload" "$HERE/workload.c"
 cp "$ROOT/kernel/usr/bin/busybox" "$BUILD/initramfs/bin/busybox"
+rm -f "$BUILD/initramfs/ts_kmp.ko"
+if [ "$MODE" = vmalloc ]; then	# a module the workload loads and removes: Debian's own, no dependencies
+	xz -dc "$ROOT/kernel/usr/lib/modules/$KABI-arm64/kernel/lib/ts_kmp.ko.xz" > "$BUILD/initramfs/ts_kmp.ko"
+fi
 install -m 755 "$HERE/init" "$BUILD/initramfs/init"
 (cd "$BUILD/initramfs" && find . | cpio -o -H newc --quiet | gzip -1 > "$BUILD/initrd.gz")
 
@@ -173,7 +179,7 @@ grep -E "^ptt|workload" "$BUILD/console.log" >&2 || true
 [ -s "$TXT" ] || { log "no trace recorded; console log: $BUILD/console.log"; exit 1; }
 log "converting"
 mkdir -p "$(dirname "$OUT")"
-"$PTFUZZ" convert "$TXT" "$OUT"
+"$PTFUZZ" convert $([ $FORCE = 1 ] && echo -f) "$TXT" "$OUT"
 [ $KEEP = 1 ] && cp "$TXT" "${OUT%.zst}"
 printf 'capture: %s s (boot + workload + writing), %s events, %s bytes\n' "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')" \
 	"$(grep -vc '^#' "$TXT")" "$(stat -c %s "$OUT")" >&2

@@ -919,6 +919,8 @@ static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, ui
 	}
 	struct pt_event ev = { .kind = PT_EV_KERNEL, .op = kp_tab[k].op, .cpu = (uint16_t)cpu,
 			       .asid = kp_tab[k].kernel ? 0 : 1 };
+	uint64_t pmdval = 0;
+	bool have_pmdval = false;
 	p = skip_sp(p);
 	if (*p == '(') {
 		const char *c = strchr(p, ')');
@@ -935,10 +937,18 @@ static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, ui
 			return errat(x, n, "expected NAME=VALUE in the arguments of ptk_%.*s, got %s", (int)fnl, fn,
 				     got(n, b));
 		enum pt_field f = kp_field(n, (size_t)(p - n));
+		bool is_pmdval = p - n == 6 && !memcmp(n, "pmdval", 6);
 		const char *v = ++p;
 		while (*p && *p != ' ' && *p != '\t')
 			p++;
-		if (f != PT_F_COUNT) {
+		if (is_pmdval) {
+			/* the PMD __split_huge_pmd() was called on, as the probe read it */
+			if (!(v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, &pmdval, &end) : dec(v, &pmdval, &end)) ||
+			    end != p)
+				return errat(x, v, "expected a number (0x...) for pmdval of ptk_%.*s, got %s", (int)fnl, fn,
+					     got(v, b));
+			have_pmdval = true;
+		} else if (f != PT_F_COUNT) {
 			uint64_t val;
 			bool ok = v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, &val, &end) : dec(v, &val, &end);
 			if (!ok || end != p)
@@ -950,6 +960,14 @@ static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, ui
 	}
 	if (x->opts.no_evidence)
 		return 0;
+	/* __split_huge_pmd() on an empty PMD or a PTE table splits nothing (vma_adjust_trans_huge()
+	 * calls it at every unaligned VMA boundary): not a split, kept as a comment */
+	if (ev.op == PT_KEV_SPLIT_HUGE_PMD && have_pmdval && (!pmdval || (pmdval & 3) == 3)) {
+		x->info.ignored++;
+		return comment(x, "line %u: cpu%u pid %u: ptk___split_huge_pmd at 0x%llx on pmd 0x%llx (%s): nothing split",
+			       x->line, cpu, pid, (unsigned long long)ev.va, (unsigned long long)pmdval,
+			       pmdval ? "a PTE table" : "empty");
+	}
 	struct pending *pe = pending_of(x, pid);
 	if (pe) {
 		if (grow(x, (void **)&pe->kev, &pe->capkev, pe->nkev, sizeof(*pe->kev)))
