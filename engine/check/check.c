@@ -990,12 +990,12 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 			stale_from_pos(c, &s, pp);
 			if (pp->live)
 				report(c, PT_I1, cpu, "table-freed-while-hooked", RULE_FREE_LIVE, pp->va, pa, 0, 0, &s,
-				       "level-%u table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
+				       "level-%d table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
 				       (unsigned long long)pa, (unsigned long long)pp->va,
 				       tagname(pp->global, pp->asid, tb, sizeof(tb)));
 			else
 				report(c, PT_I1, cpu, "table-freed-walk-cached", RULE_FREE, pp->va, pa, 0, 0, &s,
-				       "level-%u table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
+				       "level-%d table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
 				       "since event %llu) may still point at it", fr->level, (unsigned long long)pa,
 				       (unsigned long long)pp->va, tagname(pp->global, pp->asid, tb, sizeof(tb)),
 				       (unsigned long long)pp->since);
