@@ -21,7 +21,8 @@
  * Linux takes a user pgd from a kmem_cache when it is smaller than a page (pgd_alloc(),
  * arch/arm64/mm/pgd.c), so one page holds several.  Each is a frame of its own, at a pseudo
  * page number above every physical one (root_frame_pa()); stores to a page that holds one go
- * to it. */
+ * to it once a TTBR has named a root there (a store before that is a store to an unknown
+ * table: the QEMU plugin names the roots first). */
 #define ROOT_PFN_BASE (1ull << 48)
 
 struct pt_table {
@@ -187,7 +188,7 @@ struct pt_machine {
 	unsigned va_bits;
 	bool lpa2;
 	uint64_t kernel_base;
-	VEC(uint64_t) root_pages;	/* pfns of pages holding level -1 tables */
+	struct hmap root_pages;		/* pfn -> 1: the pages holding level -1 tables */
 
 	/* pt_walk()'s memo of the deepest table its last walk reached: a walk of another VA under
 	 * that table (the same higher-level indexes) reaches it through the same entries as long
@@ -289,10 +290,7 @@ static uint64_t root_frame_pa(const struct pt_machine *m, uint64_t pa)
 
 static bool is_root_page(const struct pt_machine *m, uint64_t pfn)
 {
-	for (uint32_t i = 0; i < m->root_pages.n; i++)
-		if (m->root_pages.v[i] == pfn)
-			return true;
-	return false;
+	return hmap_get(&m->root_pages, pfn, 0);
 }
 
 /* The frame of the root table a TTBR names: with 52-bit VAs, the 16-entry table at pa. */
@@ -300,8 +298,7 @@ static uint32_t root_frame(struct pt_machine *m, uint64_t pa)
 {
 	if (m->start_level >= 0)
 		return frame_get(m, pa, true);
-	if (!is_root_page(m, pa >> PT_PAGE_SHIFT))
-		VEC_PUSH(m->root_pages, pa >> PT_PAGE_SHIFT);
+	hmap_set(&m->root_pages, pa >> PT_PAGE_SHIFT, 1);
 	return frame_get(m, root_frame_pa(m, pa), true);
 }
 
@@ -1067,7 +1064,7 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pa = ev->pa;
-	if (m->root_pages.n && is_root_page(m, pa >> PT_PAGE_SHIFT))
+	if (m->root_pages.count && is_root_page(m, pa >> PT_PAGE_SHIFT))
 		pa = root_frame_pa(m, pa);
 	uint32_t f = frame_get(m, pa, true);
 	struct pt_frame *fr = make_table(m, f, LEVEL_UNKNOWN);
@@ -1261,6 +1258,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 #define LOG2_RMAP 10
 #define LOG2_LOCKS 6
 #define LOG2_PARKED 4
+#define LOG2_ROOTS 2
 
 bool pt_machine_supports(const struct pt_header *h)
 {
@@ -1277,7 +1275,6 @@ static void set_regime(struct pt_machine *m, const struct pt_header *h)
 	m->start_level = 4 - (int)levels;
 	m->lpa2 = h->lpa2;
 	m->kernel_base = 0 - (1ull << h->va_bits);
-	m->root_pages.n = 0;
 }
 
 static void set_cpus(struct pt_machine *m, unsigned ncpus)
@@ -1305,6 +1302,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->locks, LOG2_LOCKS);
 	hmap_init(&m->releases, LOG2_LOCKS);
 	hmap_init(&m->parked, LOG2_PARKED);
+	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
 	m->last_frame = PT_NO_FRAME;
 	return m;
@@ -1354,6 +1352,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		free(m->relsets.v[i].e);
 	m->relsets.n = 0;
 	hmap_reset(&m->parked, LOG2_PARKED);
+	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
 	m->last_cpu = 0;
 	m->last_frame = PT_NO_FRAME;
@@ -1394,7 +1393,6 @@ void pt_machine_free(struct pt_machine *m)
 	free(m->facts.v);
 	free(m->rules.v);
 	free(m->lazy_areas.v);
-	free(m->root_pages.v);
 	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
 		free(m->asid_root[i]);
 	for (uint32_t i = 0; i < m->chunks.n; i++)
@@ -1413,6 +1411,7 @@ void pt_machine_free(struct pt_machine *m)
 		free(m->relsets.v[i].e);
 	free(m->relsets.v);
 	hmap_destroy(&m->parked);
+	hmap_destroy(&m->root_pages);
 	free(m->parked_ops.v);
 	free(m);
 }
