@@ -43,3 +43,15 @@ if(TARGET ptfuzz)
   add_test(NAME sched_step_sweep
            COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/sched_sweep.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR})
 endif()
+
+# The shipped instruction-level captures (traces/examples/qemu-*.ptt.zst, README.md there) replay
+# clean: the 48-bit ones and the 52-bit LPA2 one (5 levels from a 128-byte level -1 root)
+if(TARGET ptfuzz)
+  file(GLOB qemu_examples ${PROJECT_SOURCE_DIR}/traces/examples/qemu-*.ptt.zst)
+  foreach(ex ${qemu_examples})
+    get_filename_component(exname ${ex} NAME)
+    string(REGEX REPLACE "\\.ptt\\.zst$" "" exname ${exname})
+    add_test(NAME qemu.example.${exname} COMMAND $<TARGET_FILE:ptfuzz> replay --quiet ${ex})
+    set_tests_properties(qemu.example.${exname} PROPERTIES TIMEOUT 300)
+  endforeach()
+endif()

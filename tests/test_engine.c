@@ -288,6 +288,73 @@ static void test_range_tlbi_covers_exactly_num_scale_pages(void **state)
 	pt_machine_free(m);
 }
 
+/* 52-bit VA, LPA2: a 5-level user tree from a 16-entry level -1 root at 0x40000080 (a pgd from
+ * a kmem_cache, in a page with others) mapping va 0x400000 + i*4K for i < n to pages whose
+ * descriptors carry OA[51:50] = 0b10 in bits [9:8]: 2^51 + 0x50000000 + i*4K. */
+#define LPG(pa) (((pa) & PT_DESC_OA_MASK_LPA2) | ((pa) >> 42 & PT_DESC_OA_HI_LPA2) | PT_DESC_VALID | \
+		 PT_DESC_TABLE | PT_DESC_AF | PT_DESC_NG | PT_DESC_USER)
+#define LPA2_PAGE (1ull << 51 | 0x50000000ull)
+
+static struct pt_machine *lpa2_tree(unsigned n)
+{
+	struct pt_header h;
+	pt_header_default(&h);
+	h.va_bits = 52;
+	h.lpa2 = 1;
+	struct pt_machine *m = pt_machine_new(&h);
+	assert_non_null(m);
+	assert_int_equal(pt_machine_start_level(m), -1);
+	assert_true(pt_machine_kernel_base(m) == 0xfff0000000000000ull);
+	ev(m, PT_EV_TTBR0, 0, 0x40000080, 0);
+	for (unsigned l = 0; l < 4; l++)
+		ev(m, PT_EV_PAGE_ALLOC, PT_FRAME_TABLE, 0x40001000ull + l * 0x1000, l);
+	ev(m, PT_EV_DSB, PT_BAR_ISHST, 0, 0);
+	ev(m, PT_EV_PT_WRITE, 0, 0x40000080, 0x40001003);	/* pgd[0] (level -1) -> level 0 */
+	ev(m, PT_EV_PT_WRITE, 0, 0x40000008, 0x40009003);	/* another mm's pgd in the same page */
+	ev(m, PT_EV_PT_WRITE, 0, 0x40001000, 0x40002003);
+	ev(m, PT_EV_PT_WRITE, 0, 0x40002000, 0x40003003);
+	ev(m, PT_EV_PT_WRITE, 0, 0x40003010, 0x40004003);
+	for (unsigned i = 0; i < n; i++)
+		ev(m, PT_EV_PT_WRITE, 0, 0x40004000 + i * 8, LPG(LPA2_PAGE + i * 0x1000));
+	ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+	return m;
+}
+
+static void test_lpa2_walks_five_levels_from_a_sub_page_root(void **state)
+{
+	(void)state;
+	struct pt_machine *m = lpa2_tree(1);
+	struct pt_walk_result r;
+	assert_true(pt_walk(m, false, 1, 0x400123, true, &r));
+	assert_int_equal(r.level, 3);
+	assert_true(r.pa == LPA2_PAGE + 0x123);		/* bits [9:8] are OA[51:50] */
+	/* pgd[1] (va 2^48..) is empty: the store at 0x40000008 went to the other pgd */
+	assert_false(pt_walk(m, false, 1, (1ull << 48) + 0x400000, true, &r));
+	assert_int_equal((int)r.level, -1);
+	assert_false(pt_walk(m, false, 1, 1ull << 52, true, &r));	/* outside TTBR0's 52 bits */
+	pt_machine_free(m);
+}
+
+static void test_lpa2_range_tlbi_base_is_in_64k_units(void **state)
+{
+	(void)state;
+	/* BaseADDR holds VA[52:16]: an operand naming 0x401000 starts at 0x400000 (RVALE1IS NUM=0
+	 * SCALE=0: 2 pages), so 0x402000 stays cached; without LPA2 it would be 0x400000 */
+	struct pt_machine *m = lpa2_tree(3);
+	for (unsigned i = 0; i < 3; i++)
+		ev(m, PT_EV_PT_WRITE, 0, 0x40004000 + i * 8, 0);
+	ev(m, PT_EV_DSB, PT_BAR_ISHST, 0, 0);
+	assert_int_equal(pt_machine_nfacts(m), 3);
+	ev(m, PT_EV_TLBI, PT_TLBI_RVALE1IS, 0, 0x401000);
+	ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+	assert_int_equal(pt_machine_nfacts(m), 1);
+	assert_true(pt_machine_fact(m, 0)->va == 0x402000);
+	uint32_t hit;
+	assert_int_equal(pt_machine_facts_mapping(m, LPA2_PAGE + 0x2000, &hit, 1), 1);
+	assert_int_equal(pt_machine_facts_mapping(m, 0x50002000, &hit, 1), 0);
+	pt_machine_free(m);
+}
+
 static void test_tlbi_completes_only_at_dsb_ish(void **state)
 {
 	(void)state;
@@ -476,6 +543,8 @@ static int run_corpus(const char *dir)
 	UNIT(test_ttl_hint_of_wrong_level_invalidates_nothing);
 	UNIT(test_ttl_hint_keeps_walk_cache);
 	UNIT(test_permission_increase_leaves_nothing_stale);
+	UNIT(test_lpa2_walks_five_levels_from_a_sub_page_root);
+	UNIT(test_lpa2_range_tlbi_base_is_in_64k_units);
 	int rc = _cmocka_run_group_tests("engine", tests, k, NULL, NULL);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);

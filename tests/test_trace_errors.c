@@ -328,6 +328,13 @@ static const struct kase cases[] = {
 	{ "header-cpus-65.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 cpus=65\n", NULL },
 	{ "header-granule.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 granule=16K\n", NULL },
 	{ "header-va-bits.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 va_bits=52\n", NULL },
+	{ "header-lpa2-two.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 lpa2=2\n", NULL },
+	{ "header-va-bits-52-lpa2-0.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 va_bits=52 lpa2=0\n", NULL },
+	{ "lpa2-range-tlbi-not-64k.ptt", PT_ERR_FIELD, ":3:19: ", 1,
+	  "@ptt version=1 va_bits=52 lpa2=1\ncpu0 tlbi rvae1is va=0x10000 num=0 scale=0\n"
+	  "cpu0 tlbi rvae1is va=0x11000 num=0 scale=0\n", NULL },
+	{ "lpa2-ops-level.ptt", PT_ERR_FIELD, ":2:6: ", 0, "@ptt version=1 va_bits=52 lpa2=1\ncpu0 munmap va=0 len=4K\n",
+	  NULL },
 	{ "header-not-first.ptt", PT_ERR_HEADER, ":3:1: ", 2, "# fine\ncpu0 isb\n@ptt version=1\n", NULL },
 	{ "header-unknown-key.ptt", PT_ERR_HEADER, ":1:16: ", 0, "@ptt version=1 colour=blue\n", NULL },
 	{ "header-duplicate-key.ptt", PT_ERR_HEADER, ":1:23: ", 0, "@ptt version=1 cpus=2 cpus=3\n", NULL },

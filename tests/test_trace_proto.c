@@ -140,8 +140,9 @@ static void test_event_fields_keep_their_numbers(void **state)
 		assert_int_equal(f->id, fields[i].id);
 	}
 	d = &ptfuzz__header__descriptor;
-	assert_int_equal(d->n_fields, 7);
+	assert_int_equal(d->n_fields, 8);
 	assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(d, "version")->id, 1);
+	assert_int_equal(protobuf_c_message_descriptor_get_field_by_name(d, "lpa2")->id, 8);
 }
 
 int main(void)

@@ -338,6 +338,7 @@ static int read_header(struct pt_bin_rd *b, struct pt_header *h, struct pt_error
 		return -1;
 	h->granule = m->granule;
 	h->va_bits = m->va_bits;
+	h->lpa2 = m->lpa2;
 	h->cpus = m->cpus;
 	const struct { const char *name, *src; char *dst; size_t size; } strs[] = {
 		{ "kernel", m->kernel, h->kernel, sizeof(h->kernel) },
@@ -688,6 +689,7 @@ struct pt_bin_wr *pt_bin_wr_open(FILE *f, const struct pt_header *h)
 	m.version = h->version;
 	m.granule = h->granule;
 	m.va_bits = h->va_bits;
+	m.lpa2 = h->lpa2;
 	m.cpus = h->cpus;
 	m.kernel = (char *)h->kernel;
 	m.machine = (char *)h->machine;

@@ -416,7 +416,7 @@ bool pt_event_eq(const struct pt_event *a, const struct pt_event *b)
 
 bool pt_header_eq(const struct pt_header *a, const struct pt_header *b)
 {
-	return a->version == b->version && a->granule == b->granule && a->va_bits == b->va_bits &&
+	return a->version == b->version && a->granule == b->granule && a->va_bits == b->va_bits && a->lpa2 == b->lpa2 &&
 	       a->cpus == b->cpus && !strcmp(a->kernel, b->kernel) && !strcmp(a->machine, b->machine) &&
 	       !strcmp(a->method, b->method);
 }

@@ -95,6 +95,13 @@ enum pt_tlbi {
 	PT_TLBI_COUNT
 };
 
+/* A range form (RVA*): its operand is BaseADDR, NUM, SCALE rather than one VA. */
+static inline bool pt_tlbi_is_range(unsigned op)
+{
+	unsigned b = op >= PT_TLBI_VAE1 ? op - PT_TLBI_VAE1 : op;
+	return b >= PT_TLBI_RVAE1IS && b <= PT_TLBI_RVAALE1IS;
+}
+
 /* PT_EV_PAGE_ALLOC frame types */
 enum pt_frame_type { PT_FRAME_DATA = 0, PT_FRAME_TABLE = 1, PT_FRAME_TYPE_COUNT };
 
@@ -200,7 +207,8 @@ struct pt_event {
 struct pt_header {
 	uint32_t version;	/* PT_FORMAT_VERSION */
 	uint32_t granule;	/* bytes: 4096 */
-	uint32_t va_bits;	/* 48 */
+	uint32_t va_bits;	/* 48, or 52 (needs lpa2) */
+	uint32_t lpa2;		/* 1: FEAT_LPA2 (TCR_EL1.DS=1) descriptors and TLBI operands; 0: without */
 	uint32_t cpus;		/* number of CPUs, 1..PT_MAX_CPUS */
 	char kernel[128];	/* source kernel (package and version), "" if hand-written */
 	char machine[128];	/* source machine (e.g. "qemu-system-aarch64 10.0.2 -M virt") */
@@ -261,6 +269,11 @@ bool pt_header_eq(const struct pt_header *a, const struct pt_header *b);
 #define PT_DESC_AF	(1ull << 10)
 #define PT_DESC_NG	(1ull << 11)
 #define PT_DESC_OA_MASK	0x0000fffffffff000ull	/* OA[47:12] */
+/* FEAT_LPA2 (TCR_EL1.DS=1, header lpa2=1): OA[49:12] in bits [49:12], OA[51:50] in bits [9:8]
+ * (the SH field moves to TCR_EL1); the same for the next-level table address of a table
+ * descriptor (D8.3.1) */
+#define PT_DESC_OA_MASK_LPA2 0x0003fffffffff000ull	/* OA[49:12] */
+#define PT_DESC_OA_HI_LPA2 (3ull << 8)			/* OA[51:50] */
 #define PT_DESC_DBM	(1ull << 51)
 #define PT_DESC_CONT	(1ull << 52)
 #define PT_DESC_PXN	(1ull << 53)

@@ -120,9 +120,16 @@ enum pt_err pt_header_check(const struct pt_header *h, char *why, size_t size, c
 		k = "granule";
 		snprintf(why, size, "expected granule=4096 (4K; other granules are not modelled), got %u",
 			 h->granule);
-	} else if (h->va_bits != 48) {
+	} else if (h->va_bits != 48 && h->va_bits != 52) {
 		k = "va_bits";
-		snprintf(why, size, "expected va_bits=48, got %u", h->va_bits);
+		snprintf(why, size, "expected va_bits=48 or 52, got %u", h->va_bits);
+	} else if (h->lpa2 > 1) {
+		k = "lpa2";
+		snprintf(why, size, "expected lpa2=0 or 1, got %u", h->lpa2);
+	} else if (h->va_bits == 52 && !h->lpa2) {
+		k = "va_bits";
+		snprintf(why, size, "expected lpa2=1 with va_bits=52 (52-bit VAs with the 4K granule need "
+			 "FEAT_LPA2)");
 	} else if (h->cpus < 1 || h->cpus > PT_MAX_CPUS) {
 		k = "cpus";
 		snprintf(why, size, "expected cpus=1..%u, got %u", PT_MAX_CPUS, h->cpus);
@@ -175,6 +182,7 @@ enum pt_encoding pt_encoding_for_path(const char *path)
 /* What the trace so far has: the CPUs' open IRQs, the tids it declared or ran. */
 struct pt_refs {
 	unsigned cpus;
+	bool lpa2;		/* the header's lpa2=1 (TLBI operands in its format, arch-level only) */
 	unsigned nthreads;
 	uint64_t irq_depth[PT_MAX_CPUS];
 	uint32_t *tid;		/* open addressing; flags 0 = empty slot */
@@ -239,7 +247,22 @@ static enum pt_err refs_check(struct pt_refs *r, const struct pt_event *ev, char
 	uint8_t *f;
 
 	*key = NULL;
+	if (r->lpa2 && ev->kind >= PT_EV_MMAP) {
+		snprintf(why, size, "expected arch-level events only in a trace with lpa2=1 (the mm model "
+			 "builds 48-bit, 4-level tables), got %s", pt_kind_name(ev->kind));
+		return PT_ERR_FIELD;
+	}
 	switch (ev->kind) {
+	case PT_EV_TLBI:
+		/* TCR_EL1.DS=1: a range TLBI's BaseADDR holds VA[52:16] (D8.17.6.1); a VA that is not
+		 * a multiple of 64K has no operand */
+		if (r->lpa2 && ev->op < PT_TLBI_COUNT && pt_tlbi_is_range(ev->op) && (ev->va & 0xffff)) {
+			*key = "va";
+			snprintf(why, size, "expected a range TLBI va= that is a multiple of 64K (lpa2=1: "
+				 "BaseADDR is in 64 KiB units), got 0x%llx", (unsigned long long)ev->va);
+			return PT_ERR_FIELD;
+		}
+		return PT_OK;
 	case PT_EV_IRQ_ENTER:
 		r->irq_depth[ev->cpu]++;
 		return PT_OK;
@@ -362,6 +385,7 @@ static struct pt_reader *reader_start(struct pt_reader *r, struct pt_error *err)
 		return NULL;
 	}
 	r->refs.cpus = r->h.cpus;
+	r->refs.lpa2 = r->h.lpa2;
 	return r;
 }
 

@@ -252,7 +252,10 @@ size_t pt_header_format_text(const struct pt_header *h, char *buf, size_t size)
 	buf[0] = '\0';
 	out_fmt(&o, "@ptt version=%u granule=", h->version);
 	out_size(&o, h->granule);
-	out_fmt(&o, " va_bits=%u cpus=%u", h->va_bits, h->cpus);
+	out_fmt(&o, " va_bits=%u", h->va_bits);
+	if (h->lpa2)	/* only when set: traces without LPA2 read and print as before */
+		out_fmt(&o, " lpa2=%u", h->lpa2);
+	out_fmt(&o, " cpus=%u", h->cpus);
 	out_hstr(&o, "method", h->method);
 	out_hstr(&o, "kernel", h->kernel);
 	out_hstr(&o, "machine", h->machine);
@@ -392,8 +395,8 @@ static const char *show(const char *s, size_t n, char *buf, size_t size)
 
 /* ---- the header line ---- */
 
-enum hkey { HK_VERSION, HK_GRANULE, HK_VA_BITS, HK_CPUS, HK_METHOD, HK_KERNEL, HK_MACHINE, HK_COUNT };
-static const char *const hkey_names[HK_COUNT] = { "version", "granule", "va_bits", "cpus",
+enum hkey { HK_VERSION, HK_GRANULE, HK_VA_BITS, HK_LPA2, HK_CPUS, HK_METHOD, HK_KERNEL, HK_MACHINE, HK_COUNT };
+static const char *const hkey_names[HK_COUNT] = { "version", "granule", "va_bits", "lpa2", "cpus",
 						  "method", "kernel", "machine" };
 
 static int header_string(struct pt_text_rd *t, const char *s, size_t n, size_t *i, char *dst,
@@ -467,7 +470,7 @@ static int parse_header(struct pt_text_rd *t, const char *s, size_t n, size_t i,
 				key = k;
 		if (key == HK_COUNT)
 			return TERR(PT_ERR_HEADER, kb + 1,
-				    "expected a header key (version granule va_bits cpus method kernel "
+				    "expected a header key (version granule va_bits lpa2 cpus method kernel "
 				    "machine), got %s", show(s + kb, i - kb, buf, sizeof(buf)));
 		if (seen[key])
 			return TERR(PT_ERR_HEADER, kb + 1, "expected each header key once; %s= repeats",
@@ -492,7 +495,7 @@ static int parse_header(struct pt_text_rd *t, const char *s, size_t n, size_t i,
 				    hkey_names[key], show(s + vb, i - vb, buf, sizeof(buf)),
 				    rc == -1 ? "" : " (too large)");
 		uint32_t *dst = key == HK_VERSION ? &h->version : key == HK_GRANULE ? &h->granule
-			      : key == HK_VA_BITS ? &h->va_bits : &h->cpus;
+			      : key == HK_VA_BITS ? &h->va_bits : key == HK_LPA2 ? &h->lpa2 : &h->cpus;
 		*dst = (uint32_t)v;
 	}
 	if (!seen[HK_VERSION])

@@ -16,6 +16,14 @@
 
 #define NO_POS UINT32_MAX
 #define POS_STALE_NONE UINT32_MAX
+#define LEVEL_UNKNOWN INT8_MIN		/* make_table(): the level is not known (yet) */
+/* A level -1 table (52-bit VAs, 4K granule) has 16 entries, 128 bytes, and need not be a page:
+ * Linux takes a user pgd from a kmem_cache when it is smaller than a page (pgd_alloc(),
+ * arch/arm64/mm/pgd.c), so one page holds several.  Each is a frame of its own, at a pseudo
+ * page number above every physical one (root_frame_pa()); stores to a page that holds one go
+ * to it once a TTBR has named a root there (a store before that is a store to an unknown
+ * table: the QEMU plugin names the roots first). */
+#define ROOT_PFN_BASE (1ull << 48)
 
 struct pt_table {
 	uint64_t latest[PT_PTRS];	/* program order: what the kernel reads back */
@@ -118,7 +126,7 @@ struct walk_memo {
 	uint64_t gen, prefix;
 	uint32_t frame;
 	uint16_t asid;
-	uint8_t level;
+	int8_t level;
 	bool kernel, visible, valid;
 };
 
@@ -174,6 +182,14 @@ struct pt_machine {
 	const struct pt_observer *obs;
 	void *obs_ctx;
 
+	/* the translation regime, from the header (read once per session): the first level (0 for
+	 * 48-bit VAs, -1 for 52-bit), VA bits, the descriptor format (FEAT_LPA2) and TTBR1's base */
+	int start_level;
+	unsigned va_bits;
+	bool lpa2;
+	uint64_t kernel_base;
+	struct hmap root_pages;		/* pfn -> 1: the pages holding level -1 tables */
+
 	/* pt_walk()'s memo of the deepest table its last walk reached: a walk of another VA under
 	 * that table (the same higher-level indexes) reaches it through the same entries as long
 	 * as no event changed a table, a root or a frame since (walk_gen counts those events), so
@@ -181,6 +197,12 @@ struct pt_machine {
 	uint64_t walk_gen;
 	struct walk_memo walk_memo;
 };
+
+/* The output (or next-level table) address of a descriptor in the trace's format. */
+static inline uint64_t desc_oa(const struct pt_machine *m, uint64_t d)
+{
+	return pt_desc_oa_fmt(d, m->lpa2);
+}
 
 #define OBS(m, hook, ...) do { if ((m)->obs && (m)->obs->hook) (m)->obs->hook((m)->obs_ctx, (m), __VA_ARGS__); } while (0)
 
@@ -259,6 +281,27 @@ static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 	return m->frames.n - 1;
 }
 
+/* The pseudo address of the level -1 table holding the entry at pa (see ROOT_PFN_BASE). */
+static uint64_t root_frame_pa(const struct pt_machine *m, uint64_t pa)
+{
+	uint64_t bytes = 8ull << (m->va_bits - 48);	/* 2^(va_bits - 48) entries */
+	return (ROOT_PFN_BASE | pa / bytes) << PT_PAGE_SHIFT | (pa & (bytes - 1));
+}
+
+static bool is_root_page(const struct pt_machine *m, uint64_t pfn)
+{
+	return hmap_get(&m->root_pages, pfn, 0);
+}
+
+/* The frame of the root table a TTBR names: with 52-bit VAs, the 16-entry table at pa. */
+static uint32_t root_frame(struct pt_machine *m, uint64_t pa)
+{
+	if (m->start_level >= 0)
+		return frame_get(m, pa, true);
+	hmap_set(&m->root_pages, pa >> PT_PAGE_SHIFT, 1);
+	return frame_get(m, root_frame_pa(m, pa), true);
+}
+
 static struct pt_table *table_new(struct pt_machine *m)
 {
 	struct pt_table *t;
@@ -294,8 +337,8 @@ static struct pt_frame *make_table(struct pt_machine *m, uint32_t f, int level)
 		fr->zero = PT_ZS_ORDERED;	/* never seen allocated: assume it was prepared */
 		fr->level_known = 0;
 	}
-	if (level >= 0 && !fr->level_known) {
-		fr->level = (uint8_t)level;
+	if (level != LEVEL_UNKNOWN && !fr->level_known) {
+		fr->level = (int8_t)level;
 		fr->level_known = 1;
 	}
 	return fr;
@@ -306,7 +349,7 @@ static struct pt_frame *make_table(struct pt_machine *m, uint32_t f, int level)
 static uint64_t pos_size(const struct pt_machine *m, const struct pt_pos *p)
 {
 	const struct pt_frame *fr = &m->frames.v[p->frame];
-	return fr->level == 0 ? (1ull << 48) : pt_level_size(fr->level - 1);
+	return fr->level == m->start_level ? 1ull << m->va_bits : pt_level_size(fr->level - 1);
 }
 
 static bool same_tag(const struct pt_pos *a, bool global, uint16_t asid)
@@ -368,7 +411,7 @@ static void for_each_child(struct pt_machine *m, uint32_t f,
 		for (uint64_t b = t->vis_tables[w]; b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
 			uint64_t d = t->visible[i];
-			uint32_t c = frame_get(m, pt_desc_oa(d), false);
+			uint32_t c = frame_get(m, desc_oa(m, d), false);
 			/* fn may add frames (and move m->frames.v), never another table's entries */
 			fr = &m->frames.v[f];
 			if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE && c != f &&
@@ -479,14 +522,14 @@ static void fact_index(struct pt_machine *m, uint32_t i)
 {
 	const struct pt_fact *f = &m->facts.v[i];
 	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
-	hmap_insert(&m->facts_by_oa, va_key(pt_desc_oa(f->desc), f->level), i);
+	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
 }
 
 static void fact_unindex(struct pt_machine *m, uint32_t i)
 {
 	const struct pt_fact *f = &m->facts.v[i];
 	bool a = hmap_remove(&m->facts_by_va, va_key(f->va, f->level), i);
-	bool b = hmap_remove(&m->facts_by_oa, va_key(pt_desc_oa(f->desc), f->level), i);
+	bool b = hmap_remove(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
 	assert(a && b);
 	(void)a;
 	(void)b;
@@ -499,7 +542,7 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 	if (i != last) {
 		const struct pt_fact *l = &m->facts.v[last];
 		hmap_replace(&m->facts_by_va, va_key(l->va, l->level), last, i);
-		hmap_replace(&m->facts_by_oa, va_key(pt_desc_oa(l->desc), l->level), last, i);
+		hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, l->desc), l->level), last, i);
 		m->facts.v[i] = *l;
 	}
 	m->facts.n--;
@@ -553,11 +596,11 @@ static bool more_permissive_or_equal(uint64_t newd, uint64_t oldd)
 }
 
 /* Would a TLB entry for `oldd` still be correct, if less permissive, once `newd` is live? */
-bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level)
+bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa2)
 {
-	if (!pt_desc_is_leaf(newd, level))
+	if (!pt_desc_is_leaf(newd, (int)level))
 		return false;
-	if (pt_desc_oa(oldd) != pt_desc_oa(newd))
+	if (pt_desc_oa_fmt(oldd, lpa2) != pt_desc_oa_fmt(newd, lpa2))
 		return false;
 	const uint64_t same = PT_DESC_ATTR_MASK | PT_DESC_CONT | PT_DESC_NG | 3;
 	if ((oldd ^ newd) & same)
@@ -569,7 +612,7 @@ bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level)
 
 static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
 {
-	uint64_t key = va_key(pt_desc_oa(d), level);
+	uint64_t key = va_key(desc_oa(m, d), level);
 	uint64_t val = (uint64_t)f << 9 | idx;
 	if (add)
 		hmap_insert(&m->rmap, key, val);
@@ -595,11 +638,11 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
-	unsigned level = fr->level;
+	int level = fr->level;
 	uint64_t size = pt_level_size(level);
 
 	if (pt_desc_is_table(old, level)) {
-		uint32_t c = frame_get(m, pt_desc_oa(old), false);
+		uint32_t c = frame_get(m, desc_oa(m, old), false);
 		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE) {
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				struct stale_walk w = { p, by_cpu };
@@ -608,7 +651,7 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
 		rmap_update(m, old, level, f, idx, false);
-		if (!pt_stale_is_harmless(old, new, level)) {
+		if (!pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)) {
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				const struct pt_pos *pp = &m->pos.v[p];
 				fact_add(m, pp->va + idx * size, level, old, pp->global, pp->asid,
@@ -619,7 +662,7 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	}
 
 	if (pt_desc_is_table(new, level)) {
-		uint32_t c = frame_get(m, pt_desc_oa(new), true);
+		uint32_t c = frame_get(m, desc_oa(m, new), true);
 		fr = &m->frames.v[f];	/* frames may have moved */
 		struct pt_frame *cf = make_table(m, c, level + 1);
 		if (c == f || cf->level != level + 1)
@@ -891,8 +934,9 @@ static void tlbi_issue(struct pt_machine *m, const struct pt_event *ev)
 	case PT_TLBI_RVALE1IS:
 	case PT_TLBI_RVAAE1IS:
 	case PT_TLBI_RVAALE1IS:
-		/* range = (NUM+1) * 2^(5*SCALE+1) pages from BADDR (D8.17.6) */
-		t.va = ev->va & ~((1ull << PT_PAGE_SHIFT) - 1);
+		/* range = (NUM+1) * 2^(5*SCALE+1) pages from BADDR (D8.17.6); with TCR_EL1.DS=1 BaseADDR
+		 * holds VA[52:16], in 64 KiB units (the reader refuses a VA it cannot encode) */
+		t.va = ev->va & ~((1ull << (m->lpa2 ? 16 : PT_PAGE_SHIFT)) - 1);
 		t.size = ((uint64_t)ev->num + 1) << (5 * ev->scale + 1) << PT_PAGE_SHIFT;
 		break;
 	default:
@@ -907,10 +951,10 @@ static void tlbi_issue(struct pt_machine *m, const struct pt_event *ev)
 
 static void set_root(struct pt_machine *m, uint32_t *slot, uint32_t f, bool global, uint16_t asid, unsigned cpu)
 {
-	struct pt_frame *rf = make_table(m, f, 0);
+	struct pt_frame *rf = make_table(m, f, m->start_level);
 	rf->latest_space = global ? 2 : 1;
 	rf->latest_asid = asid;
-	rf->latest_va = global ? PT_KERNEL_VA_BASE : 0;
+	rf->latest_va = global ? m->kernel_base : 0;
 	if (*slot != PT_NO_FRAME && *slot != f && m->frames.v[*slot].state == PT_FS_TABLE) {
 		/* the old root's cached walks stay until the ASID is invalidated */
 		struct pt_table *t = m->frames.v[*slot].tbl;
@@ -919,7 +963,7 @@ static void set_root(struct pt_machine *m, uint32_t *slot, uint32_t f, bool glob
 				make_stale(m, p, cpu);
 	}
 	*slot = f;
-	add_pos(m, f, global ? PT_KERNEL_VA_BASE : 0, global, asid, true, cpu);
+	add_pos(m, f, global ? m->kernel_base : 0, global, asid, true, cpu);
 }
 
 /* mm_exit: the address space is gone; its ASID is not reused before a rollover flush (asids.c). */
@@ -967,9 +1011,9 @@ static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 		fr->alloc_event = m->event_index;
 		if (ev->op == PT_FRAME_TABLE) {
 			fr->state = PT_FS_DATA;	/* so that make_table installs a fresh table */
-			make_table(m, f, -1);
+			make_table(m, f, LEVEL_UNKNOWN);
 			fr = &m->frames.v[f];
-			fr->level = ev->level;
+			fr->level = (int8_t)ev->level;
 			fr->level_known = 1;
 			fr->latest_space = 0;
 			if (ev->flags & PT_ALLOC_ZERO) {
@@ -1019,9 +1063,12 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 {
-	uint32_t f = frame_get(m, ev->pa, true);
-	struct pt_frame *fr = make_table(m, f, -1);
-	unsigned idx = (unsigned)((ev->pa >> 3) & (PT_PTRS - 1));
+	uint64_t pa = ev->pa;
+	if (m->root_pages.count && is_root_page(m, pa >> PT_PAGE_SHIFT))
+		pa = root_frame_pa(m, pa);
+	uint32_t f = frame_get(m, pa, true);
+	struct pt_frame *fr = make_table(m, f, LEVEL_UNKNOWN);
+	unsigned idx = (unsigned)((pa >> 3) & (PT_PTRS - 1));
 	uint64_t old = fr->tbl->latest[idx];
 
 	if (fr->level_known && pt_desc_is_table(ev->val, fr->level)) {
@@ -1029,7 +1076,7 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 		uint8_t space = fr->latest_space;
 		uint16_t asid = fr->latest_asid;
 		uint64_t va = fr->latest_va + idx * pt_level_size((unsigned)level);
-		uint32_t c = frame_get(m, pt_desc_oa(ev->val), true);
+		uint32_t c = frame_get(m, desc_oa(m, ev->val), true);
 		struct pt_frame *cf = make_table(m, c, level + 1);
 		if (space) {
 			cf->latest_space = space;
@@ -1086,7 +1133,7 @@ static void vmap_area(struct pt_machine *m, const struct pt_event *ev)
 static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint32_t f = frame_get(m, ev->pa, true);
-	struct pt_frame *fr = make_table(m, f, -1);
+	struct pt_frame *fr = make_table(m, f, LEVEL_UNKNOWN);
 	fr->tbl->cont_groups = 0;
 	memset(fr->tbl->ncont, 0, sizeof(fr->tbl->ncont));
 	for (unsigned i = 0; i < PT_PTRS; i++) {
@@ -1211,10 +1258,23 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 #define LOG2_RMAP 10
 #define LOG2_LOCKS 6
 #define LOG2_PARKED 4
+#define LOG2_ROOTS 2
 
 bool pt_machine_supports(const struct pt_header *h)
 {
-	return h->granule == 4096 && h->va_bits == 48 && h->cpus != 0 && h->cpus <= PT_MAX_CPUS;
+	return h->granule == 4096 && (h->va_bits == 48 || (h->va_bits == 52 && h->lpa2)) && h->lpa2 <= 1 &&
+	       h->cpus != 0 && h->cpus <= PT_MAX_CPUS;
+}
+
+/* The translation regime of header h: the 4K granule resolves 9 VA bits per level below the
+ * 12 of the page offset, so 48 bits take levels 0..3 and 52 bits add level -1 (D8.2.6). */
+static void set_regime(struct pt_machine *m, const struct pt_header *h)
+{
+	unsigned levels = (h->va_bits - PT_PAGE_SHIFT + 8) / 9;	/* ceil((va_bits - 12) / 9) */
+	m->va_bits = h->va_bits;
+	m->start_level = 4 - (int)levels;
+	m->lpa2 = h->lpa2;
+	m->kernel_base = 0 - (1ull << h->va_bits);
 }
 
 static void set_cpus(struct pt_machine *m, unsigned ncpus)
@@ -1233,6 +1293,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	if (!m)
 		abort();
 	set_cpus(m, h->cpus);
+	set_regime(m, h);
 	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk = NO_CHUNK;
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
@@ -1241,6 +1302,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->locks, LOG2_LOCKS);
 	hmap_init(&m->releases, LOG2_LOCKS);
 	hmap_init(&m->parked, LOG2_PARKED);
+	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
 	m->last_frame = PT_NO_FRAME;
 	return m;
@@ -1264,6 +1326,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		c->ndrain = 0;
 	}
 	set_cpus(m, h->cpus);
+	set_regime(m, h);
 	/* tables go back to the pool (table_new() clears them when they are used again) */
 	for (uint32_t i = 0; i < m->frames.n; i++)
 		if (m->frames.v[i].tbl)
@@ -1289,6 +1352,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		free(m->relsets.v[i].e);
 	m->relsets.n = 0;
 	hmap_reset(&m->parked, LOG2_PARKED);
+	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
 	m->last_cpu = 0;
 	m->last_frame = PT_NO_FRAME;
@@ -1347,6 +1411,7 @@ void pt_machine_free(struct pt_machine *m)
 		free(m->relsets.v[i].e);
 	free(m->relsets.v);
 	hmap_destroy(&m->parked);
+	hmap_destroy(&m->root_pages);
 	free(m->parked_ops.v);
 	free(m);
 }
@@ -1390,11 +1455,11 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_TLBI: tlbi_issue(m, ev); break;
 	case PT_EV_TTBR0: {
 		c->asid = ev->asid;
-		uint32_t f = frame_get(m, ev->pa, true);
+		uint32_t f = root_frame(m, ev->pa);
 		set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
 		break;
 	}
-	case PT_EV_TTBR1: set_root(m, &m->kernel_root, frame_get(m, ev->pa, true), true, 0, ev->cpu); break;
+	case PT_EV_TTBR1: set_root(m, &m->kernel_root, root_frame(m, ev->pa), true, 0, ev->cpu); break;
 	case PT_EV_ACCESS: OBS(m, access, ev); break;
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
@@ -1467,7 +1532,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	case PT_EV_MM_EXIT: drop_asid(m, ev->asid); break;
 	case PT_EV_LOCK_RULE: {
-		struct lock_rule r = { frame_get(m, ev->pa, true), ev->op, ev->va };
+		struct lock_rule r = { root_frame(m, ev->pa), ev->op, ev->va };
 		VEC_PUSH(m->rules, r);
 		break;
 	}
@@ -1493,6 +1558,10 @@ void pt_machine_finish(struct pt_machine *m)
 }
 
 /* ---- queries ---- */
+
+bool pt_machine_lpa2(const struct pt_machine *m) { return m->lpa2; }
+int pt_machine_start_level(const struct pt_machine *m) { return m->start_level; }
+uint64_t pt_machine_kernel_base(const struct pt_machine *m) { return m->kernel_base; }
 
 unsigned pt_machine_cpus(const struct pt_machine *m) { return m->ncpus; }
 uint64_t pt_machine_event_index(const struct pt_machine *m) { return m->event_index; }
@@ -1589,14 +1658,14 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 	     struct pt_walk_result *res)
 {
 	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
-	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
+	uint64_t base = kernel ? m->kernel_base : 0;
 	memset(res, 0, sizeof(*res));
-	if (f == PT_NO_FRAME || va - base >= (1ull << 48))
+	if (f == PT_NO_FRAME || va - base >= (1ull << m->va_bits))
 		return false;
 	/* inside an event that changes tables, a walk neither uses nor leaves the memo */
 	bool memo = !m->cur || event_keeps_tables(m->cur->kind);
 	struct walk_memo *wm = (struct walk_memo *)&m->walk_memo;	/* only the memo changes: logically const */
-	unsigned level = 0;
+	int level = m->start_level;
 	if (memo && wm->valid && wm->gen == m->walk_gen && wm->kernel == kernel && wm->visible == visible &&
 	    (kernel || wm->asid == asid) && (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - wm->level)) == wm->prefix) {
 		f = wm->frame;
@@ -1609,18 +1678,18 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 			return false;
 		unsigned idx = (unsigned)(((va - base) >> (PT_PAGE_SHIFT + 9 * (3 - level))) & (PT_PTRS - 1));
 		uint64_t d = visible ? fr->tbl->visible[idx] : fr->tbl->latest[idx];
-		res->level = level;
+		res->level = (unsigned)level;
 		res->desc = d;
 		res->frame = f;
 		res->idx = idx;
 		if (pt_desc_is_leaf(d, level)) {
-			res->pa = pt_desc_oa(d) + ((va - base) & (pt_level_size(level) - 1));
+			res->pa = desc_oa(m, d) + ((va - base) & (pt_level_size(level) - 1));
 			mapped = true;
 			break;
 		}
 		if (!pt_desc_is_table(d, level))
 			break;
-		uint32_t next = pt_machine_lookup(m, pt_desc_oa(d));
+		uint32_t next = pt_machine_lookup(m, desc_oa(m, d));
 		if (next == PT_NO_FRAME)
 			break;
 		f = next;
@@ -1630,7 +1699,7 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 		wm->prefix = (va - base) >> (PT_PAGE_SHIFT + 9 * (4 - level));
 		wm->frame = f;
 		wm->asid = asid;
-		wm->level = (uint8_t)level;
+		wm->level = (int8_t)level;
 		wm->kernel = kernel;
 		wm->visible = visible;
 		wm->valid = true;
@@ -1638,7 +1707,7 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 	return mapped;
 }
 
-static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned level, uint64_t tbase, uint64_t vbase,
+static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, uint64_t tbase, uint64_t vbase,
 			   uint64_t start, uint64_t end, pt_leaf_fn fn, void *ctx)
 {
 	const struct pt_frame *fr = &m->frames.v[f];
@@ -1654,10 +1723,10 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, unsigned leve
 			continue;
 		uint64_t d = fr->tbl->latest[i];
 		if (pt_desc_is_leaf(d, level)) {
-			if (!fn(ctx, vbase + lo, level, d))
+			if (!fn(ctx, vbase + lo, (unsigned)level, d))
 				return false;
 		} else if (pt_desc_is_table(d, level)) {
-			uint32_t c = pt_machine_lookup(m, pt_desc_oa(d));
+			uint32_t c = pt_machine_lookup(m, desc_oa(m, d));
 			if (c != PT_NO_FRAME && !walk_range_rec(m, c, level + 1, lo, vbase, start, end, fn, ctx))
 				return false;
 		}
@@ -1669,10 +1738,10 @@ void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint6
 		   pt_leaf_fn fn, void *ctx)
 {
 	uint32_t f = kernel ? m->kernel_root : asid_root(m, asid);
-	uint64_t base = kernel ? PT_KERNEL_VA_BASE : 0;
+	uint64_t base = kernel ? m->kernel_base : 0;
 	if (f == PT_NO_FRAME || end <= start)
 		return;
-	walk_range_rec(m, f, 0, 0, base, start - base, end - base, fn, ctx);
+	walk_range_rec(m, f, m->start_level, 0, base, start - base, end - base, fn, ctx);
 }
 
 bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new)
@@ -1707,7 +1776,7 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 		const struct pt_frame *fr = &m->frames.v[i];
 		if (fr->state == PT_FS_FREE)
 			continue;
-		uint64_t x = mix2(fr->pfn, fr->state | fr->level << 4 | fr->zero << 8 | (uint64_t)fr->order << 16);
+		uint64_t x = mix2(fr->pfn, fr->state | (uint8_t)fr->level << 4 | fr->zero << 8 | (uint64_t)fr->order << 16);
 		if (fr->tbl)
 			for (unsigned j = 0; j < PT_PTRS; j++)
 				if (fr->tbl->latest[j] | fr->tbl->visible[j])
@@ -1754,7 +1823,7 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 		     it = hmap_next(&m->facts_by_oa, key, it)) {
 			uint32_t i = (uint32_t)hmap_val(&m->facts_by_oa, it);
 			const struct pt_fact *f = &m->facts.v[i];
-			if (pt_desc_oa(f->desc) <= pa && pa < pt_desc_oa(f->desc) + pt_level_size(f->level) && n < max)
+			if (desc_oa(m, f->desc) <= pa && pa < desc_oa(m, f->desc) + pt_level_size(f->level) && n < max)
 				out[n++] = i;
 		}
 	}

@@ -34,7 +34,8 @@
 
 #include "event.h"
 
-#define PT_LEVELS 4
+#define PT_LEVELS 4			/* levels 0..3: the 48-bit regime (52-bit adds level -1) */
+#define PT_LEVEL_MIN (-1)		/* the first level of the 4K granule with 52-bit VAs (LPA2) */
 #define PT_PAGE_SHIFT 12
 #define PT_PTRS 512u
 #define PT_CONT_PTES 16u		/* CONT_PTES for the 4K granule */
@@ -42,24 +43,42 @@
 #define PT_KERNEL_VA_BASE 0xffff000000000000ull	/* TTBR1 region for 48-bit VAs */
 #define PT_NO_FRAME UINT32_MAX
 
-/* Bytes translated by one descriptor of a level-`level` table. */
-static inline uint64_t pt_level_size(unsigned level)
+/*
+ * Levels are the Arm ARM's: 0..3, and -1 for the 4K granule with 52-bit VAs (FEAT_LPA2, 5
+ * levels).  They are int; code that holds one in an unsigned variable passes level -1 as
+ * UINT_MAX, which these helpers take back as -1.
+ */
+
+/* Bytes translated by one descriptor of a level-`level` table (level -1: 256 TiB). */
+static inline uint64_t pt_level_size(int level)
 {
 	return 1ull << (PT_PAGE_SHIFT + 9 * (3 - level));
 }
 
 static inline bool pt_desc_valid(uint64_t d) { return d & PT_DESC_VALID; }
-/* A table descriptor: levels 0-2 with bits[1:0] = 0b11. */
-static inline bool pt_desc_is_table(uint64_t d, unsigned level)
+/* A table descriptor: levels -1..2 with bits[1:0] = 0b11. */
+static inline bool pt_desc_is_table(uint64_t d, int level)
 {
 	return level < 3 && (d & 3) == 3;
 }
-/* A leaf: a valid block (levels 1-2, 0b01) or page (level 3, 0b11). */
-static inline bool pt_desc_is_leaf(uint64_t d, unsigned level)
+/* A leaf: a valid block (levels 1-2, 0b01) or page (level 3, 0b11).  (FEAT_LPA2 also allows
+ * 512 GiB blocks at level 0; Linux never makes them and the model treats them as invalid.) */
+static inline bool pt_desc_is_leaf(uint64_t d, int level)
 {
 	return pt_desc_valid(d) && (level == 3 ? (d & 3) == 3 : (level > 0 && (d & 3) == 1));
 }
+/* Output address (or next-level table address) of a descriptor without FEAT_LPA2: OA[47:12]. */
 static inline uint64_t pt_desc_oa(uint64_t d) { return d & PT_DESC_OA_MASK; }
+/* The same with FEAT_LPA2 (TCR_EL1.DS=1): OA[49:12] in place, OA[51:50] from bits [9:8]. */
+static inline uint64_t pt_desc_oa_lpa2(uint64_t d)
+{
+	return (d & PT_DESC_OA_MASK_LPA2) | (d & PT_DESC_OA_HI_LPA2) << 42;
+}
+/* The descriptor format of a trace (header lpa2=). */
+static inline uint64_t pt_desc_oa_fmt(uint64_t d, bool lpa2)
+{
+	return lpa2 ? pt_desc_oa_lpa2(d) : pt_desc_oa(d);
+}
 
 enum pt_frame_state { PT_FS_FREE = 0, PT_FS_DATA, PT_FS_TABLE };
 enum pt_zero_state { PT_ZS_GARBAGE = 0, PT_ZS_PENDING, PT_ZS_ORDERED };
@@ -69,7 +88,7 @@ struct pt_table;
 struct pt_frame {
 	uint64_t pfn;
 	uint8_t state;		/* enum pt_frame_state */
-	uint8_t level;		/* table level, 0..3 (tables) */
+	int8_t level;		/* table level, -1..3 (tables) */
 	uint8_t order, node;
 	uint8_t zero;		/* enum pt_zero_state (tables) */
 	uint8_t level_known;
@@ -173,10 +192,14 @@ struct pt_observer {
 	void (*vmap_purge)(void *ctx, struct pt_machine *m, unsigned cpu, uint64_t start, uint64_t end);
 };
 
-/*! pt_machine_new() : a machine for header h (granule 4K, 48-bit VA, h->cpus CPUs); NULL if unsupported. */
+/*!
+ * pt_machine_new() : a machine for header h (granule 4K; 48-bit VA, 4 levels from level 0; or
+ * 52-bit VA with LPA2, 5 levels from level -1; h->cpus CPUs); NULL if unsupported.
+ */
 struct pt_machine *pt_machine_new(const struct pt_header *h);
 void pt_machine_free(struct pt_machine *m);
-/*! pt_machine_supports() : can a machine run traces with header h (granule 4K, 48-bit VA, 1..64 CPUs)? */
+/*! pt_machine_supports() : can a machine run traces with header h (granule 4K, va_bits 48 (lpa2 0
+ * or 1) or 52 (lpa2 1), 1..64 CPUs)? */
 bool pt_machine_supports(const struct pt_header *h);
 /*!
  * pt_machine_reset() : back to the state of pt_machine_new(h), keeping allocations (frames,
@@ -198,6 +221,12 @@ uint64_t pt_machine_hash(const struct pt_machine *m);
 /* ---- queries (for checkers, reports and the mm model) ---- */
 
 unsigned pt_machine_cpus(const struct pt_machine *m);
+/*! pt_machine_lpa2() : does the machine decode descriptors and TLBI operands as FEAT_LPA2 (header lpa2=1)? */
+bool pt_machine_lpa2(const struct pt_machine *m);
+/*! pt_machine_start_level() : the level of the root tables: 0 (48-bit VA), -1 (52-bit VA). */
+int pt_machine_start_level(const struct pt_machine *m);
+/*! pt_machine_kernel_base() : the first VA of TTBR1's region: 2^64 - 2^va_bits. */
+uint64_t pt_machine_kernel_base(const struct pt_machine *m);
 /*! pt_machine_last_cpu() : the CPU of the last event applied (model reports between events). */
 unsigned pt_machine_last_cpu(const struct pt_machine *m);
 uint64_t pt_machine_event_index(const struct pt_machine *m);	/* index of the event being applied */
@@ -239,8 +268,9 @@ bool pt_machine_va_lazy(const struct pt_machine *m, uint64_t va, uint64_t size);
 /* The areas on the purge list: i in 0..n-1, [start, end). */
 uint32_t pt_machine_nlazy_areas(const struct pt_machine *m);
 void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *start, uint64_t *end);
-/*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live? */
-bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level);
+/*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live
+ * (descriptors in the format of lpa2)? */
+bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa2);
 /*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */
 uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid);
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);

@@ -305,9 +305,10 @@ static void stale_from_pos(struct pt_checker *c, struct pt_stale *s, const struc
 	s->walk = 1;
 	s->asid = p->asid;
 	s->global = p->global;
-	s->level = fr->level ? fr->level - 1u : 0;
+	s->level = fr->level > 0 ? fr->level - 1u : 0;
 	s->va = p->va;
-	s->size = fr->level ? pt_level_size(fr->level - 1u) : 1ull << 48;
+	/* a root covers the whole region: 2^48, or 2^52 for a level -1 root */
+	s->size = fr->level > 0 ? pt_level_size(fr->level - 1u) : 1ull << (fr->level ? 52 : 48);
 	s->desc = (fr->pfn << PT_PAGE_SHIFT) | 3;	/* the table descriptor it caches */
 	s->since = p->since;
 }
@@ -323,10 +324,17 @@ static const char *tagname(bool global, uint16_t asid, char *buf, size_t n)
 
 /* ---- helpers over the machine ---- */
 
-static bool kernel_va(uint64_t va) { return va >= PT_KERNEL_VA_BASE; }
+static bool kernel_va(const struct pt_machine *m, uint64_t va) { return va >= pt_machine_kernel_base(m); }
 
-/* The kernel's linear map (48-bit VA, 4K): [PAGE_OFFSET, PAGE_END) */
-#define PT_LINEAR_MAP_START 0xffff000000000000ull
+/* The output address of a descriptor in the trace's format (FEAT_LPA2: OA[51:50] in bits [9:8]).
+ * A contiguous group's entries share those bits, so the group checks compare OA[47:12] alone. */
+static inline uint64_t oa(const struct pt_machine *m, uint64_t d)
+{
+	return pt_desc_oa_fmt(d, pt_machine_lpa2(m));
+}
+
+/* The kernel's linear map (4K): [PAGE_OFFSET, PAGE_END), from TTBR1's first VA (-2^va_bits) to
+ * _PAGE_END(VA_BITS_MIN), 48 bits whatever VA_BITS is (arch/arm64/include/asm/memory.h) */
 #define PT_LINEAR_MAP_END 0xffff800000000000ull
 
 /* Permission-like bits: AF, dirty state, write permission, EL0 access, execute-never, software. */
@@ -577,7 +585,7 @@ static bool overlaps_lazy_area(const struct pt_machine *m, uint64_t va, uint64_t
  * belongs to is reserved until __purge_vmap_area_lazy() flushes it)? */
 static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t size)
 {
-	return kernel_va(va) && pt_machine_va_lazy(m, va, size);
+	return kernel_va(m, va) && pt_machine_va_lazy(m, va, size);
 }
 
 /* ---- hooks ---- */
@@ -658,9 +666,9 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
 			tag = "block-table-change";
 		else if (pt_desc_is_table(old, level))
-			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "table-address-change" : NULL;
+			tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
 		else if (!change_is_safe(old, new))
-			tag = pt_desc_oa(old) != pt_desc_oa(new) ? "live-oa-change" :
+			tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
 			      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
 		if (tag)
 			report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, va, pa, old, new, NULL,
@@ -674,7 +682,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		uint64_t vis = pt_machine_entry_visible(m, f, idx);
 		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
 		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
-		     (pt_desc_is_table(vis, level) ? pt_desc_oa(vis) != pt_desc_oa(new) :
+		     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) :
 						     !conflict_free(vis, new))) &&
 		    !(pt_desc_is_leaf(vis, level) &&
 		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti.kernel, cpu)))
@@ -687,7 +695,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 			if (pt_desc_is_leaf(new, level))
 				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu);
 			else if (pt_desc_is_table(new, level)) {
-				uint32_t child = pt_machine_lookup(m, pt_desc_oa(new));
+				uint32_t child = pt_machine_lookup(m, oa(m, new));
 				if (child != PT_NO_FRAME)
 					check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
 			}
@@ -696,7 +704,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
 	if (pt_desc_is_leaf(new, level) && ti.kernel && overlaps_lazy_area(m, va, pt_level_size(level)))
-		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, pt_desc_oa(new), old, new, NULL,
+		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, oa(m, new), old, new, NULL,
 		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
 		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
 
@@ -825,7 +833,7 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
-		report(c, PT_I4, by_cpu, "tlb-conflict", RULE_BBM_CONFLICT, va, pt_desc_oa(desc), f->desc, desc, &s,
+		report(c, PT_I4, by_cpu, "tlb-conflict", RULE_BBM_CONFLICT, va, oa(m, desc), f->desc, desc, &s,
 		       "new level-%u translation for va 0x%llx (%s) became visible while the old one (stale "
 		       "since event %llu) may still be cached", level, (unsigned long long)va,
 		       tagname(global, asid, tb, sizeof(tb)), (unsigned long long)f->since);
@@ -836,10 +844,10 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 		for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
 			const struct pt_pos *p = pt_machine_stale_pos(m, i);
 			const struct pt_frame *fr = pt_machine_frame(m, p->frame);
-			if (fr->level == level + 1 && p->va == va && (p->global || global || p->asid == asid)) {
+			if (fr->level == (int)level + 1 && p->va == va && (p->global || global || p->asid == asid)) {
 				struct pt_stale s;
 				stale_from_pos(c, &s, p);
-				report(c, PT_I4, by_cpu, "table-to-block", RULE_BBM_CONFLICT, va, pt_desc_oa(desc), s.desc,
+				report(c, PT_I4, by_cpu, "table-to-block", RULE_BBM_CONFLICT, va, oa(m, desc), s.desc,
 				       desc, &s,
 				       "level-%u block for va 0x%llx became visible while a walk-cache entry for the "
 				       "table it replaced may survive", level, (unsigned long long)va);
@@ -872,7 +880,7 @@ static bool subtree_leaf(struct pt_machine *m, uint32_t f, uint64_t base, uint64
 		if (!pt_desc_is_table(d, fr->level))
 			return false;
 		base += idx * size;
-		f = pt_machine_lookup(m, pt_desc_oa(d));
+		f = pt_machine_lookup(m, oa(m, d));
 		if (f == PT_NO_FRAME)
 			return false;
 	}
@@ -887,7 +895,7 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
 		const struct pt_pos *p = pt_machine_stale_pos(m, i);
 		const struct pt_frame *fr = pt_machine_frame(m, p->frame);
-		if (p->frame == child || fr->level != level + 1 || p->va != va ||
+		if (p->frame == child || fr->level != (int)level + 1 || p->va != va ||
 		    !(p->global || global || p->asid == asid))
 			continue;
 		struct pt_stale s;
@@ -987,7 +995,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 			if (!pfr->level_known || !pt_desc_valid(val) || pt_machine_first_pos(m, pf) == UINT32_MAX)
 				continue;
 			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			if (pa < pt_desc_oa(val) || pa >= pt_desc_oa(val) + size)
+			if (pa < oa(m, val) || pa >= oa(m, val) + size)
 				continue;
 			bool found;
 			uint64_t va = entry_va(c, pf, idx, &found);
@@ -1015,12 +1023,12 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 			stale_from_pos(c, &s, pp);
 			if (pp->live)
 				report(c, PT_I1, cpu, "table-freed-while-hooked", RULE_FREE_LIVE, pp->va, pa, 0, 0, &s,
-				       "level-%u table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
+				       "level-%d table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
 				       (unsigned long long)pa, (unsigned long long)pp->va,
 				       tagname(pp->global, pp->asid, tb, sizeof(tb)));
 			else
 				report(c, PT_I1, cpu, "table-freed-walk-cached", RULE_FREE, pp->va, pa, 0, 0, &s,
-				       "level-%u table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
+				       "level-%d table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
 				       "since event %llu) may still point at it", fr->level, (unsigned long long)pa,
 				       (unsigned long long)pp->va, tagname(pp->global, pp->asid, tb, sizeof(tb)),
 				       (unsigned long long)pp->since);
@@ -1051,7 +1059,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		unsigned idx = leaves[i] & (PT_PTRS - 1);
 		const struct pt_frame *t = pt_machine_frame(m, tf);
 		uint64_t d = pt_machine_entry_visible(m, tf, idx);
-		if (!pt_desc_is_leaf(d, t->level) || pa < pt_desc_oa(d) || pa >= pt_desc_oa(d) + pt_level_size(t->level))
+		if (!pt_desc_is_leaf(d, t->level) || pa < oa(m, d) || pa >= oa(m, d) + pt_level_size(t->level))
 			continue;
 		uint32_t p = pt_machine_first_pos(m, tf);
 		if (p == UINT32_MAX)
@@ -1059,7 +1067,7 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		const struct pt_pos *pp = pt_machine_pos(m, p);
 		uint64_t va = pp->va + idx * pt_level_size(t->level);
 		struct pt_stale s = { 0 };
-		if (va >= PT_LINEAR_MAP_START && va < PT_LINEAR_MAP_END)
+		if (va >= pt_machine_kernel_base(m) && va < PT_LINEAR_MAP_END)
 			continue;	/* the linear map aliases all of RAM, allocated or free */
 		if (lazily_cleared(m, tf, idx, va, t->level))
 			continue;	/* vfree: unmapped without a flush, freed; the lazy purge flushes */
@@ -1118,7 +1126,7 @@ static void on_tlbi_done(void *ctx, struct pt_machine *m, unsigned cpu, unsigned
 	struct pt_checker *c = ctx;
 	unsigned base = op >= PT_TLBI_VAE1 ? op - PT_TLBI_VAE1 : op;
 	(void)size;
-	if ((size && kernel_va(va)) || base == PT_TLBI_VMALLE1IS) {
+	if ((size && kernel_va(m, va)) || base == PT_TLBI_VMALLE1IS) {
 		if (!c->cpu[cpu].kinv_isb_event)
 			c->cpu[cpu].kinv_isb_event = pt_machine_event_index(m) + 1;
 	}
@@ -1126,7 +1134,7 @@ static void on_tlbi_done(void *ctx, struct pt_machine *m, unsigned cpu, unsigned
 
 static void kmap_report(struct pt_checker *c, unsigned cpu, const struct kmap *k, const char *tag, const char *when)
 {
-	report(c, PT_I6, cpu, tag, RULE_KMAP, k->va, pt_desc_oa(k->desc), 0, k->desc, NULL,
+	report(c, PT_I6, cpu, tag, RULE_KMAP, k->va, oa(c->m, k->desc), 0, k->desc, NULL,
 	       "kernel mapping of va 0x%llx created at event %llu %s before the creating CPU's %s",
 	       (unsigned long long)k->va, (unsigned long long)k->event, when,
 	       k->state == KM_NEED_DSB ? "DSB and ISB" : "ISB");
@@ -1135,7 +1143,7 @@ static void kmap_report(struct pt_checker *c, unsigned cpu, const struct kmap *k
 static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
 	struct pt_checker *c = ctx;
-	if (!kernel_va(ev->va))
+	if (!kernel_va(m, ev->va))
 		return;
 	uint32_t me = pt_machine_context(m, ev->cpu);
 	for (unsigned i = 0; i < c->nkmaps; i++) {
@@ -1178,7 +1186,7 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
 	if (fr->state != PT_FS_TABLE || !fr->level_known)
 		return;
-	unsigned flevel = fr->level;
+	int flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
 	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP; i++) {
@@ -1190,7 +1198,7 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 		if (pt_desc_is_leaf(d, fr->level)) {
 			snap_leaf(cs, op, va, fr->level, d);
 		} else if (pt_desc_is_table(d, fr->level)) {
-			uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(d));
+			uint32_t child = pt_machine_lookup(c->m, oa(c->m, d));
 			if (child != PT_NO_FRAME && pt_machine_frame(c->m, child)->level_known &&
 			    pt_machine_frame(c->m, child)->level == flevel + 1)
 				subtree_outside(c, cs, op, child, va, lo, hi);
@@ -1212,7 +1220,7 @@ static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const stru
 		struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++) {
 			struct snap_leaf *s = &cs->snap[i];
-			bool kernel = kernel_va(s->va);
+			bool kernel = kernel_va(c->m, s->va);
 			if (s->op == by_op || s->foreign || (kernel ? !ti->kernel : !ti->user || ti->asid != s->asid))
 				continue;
 			if (va < s->va + pt_level_size(s->level) && s->va < va + size)
@@ -1244,7 +1252,7 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 	if (pt_desc_is_leaf(old, level)) {
 		snap_leaf(cs, op, va, level, old);
 	} else if (pt_desc_is_table(old, level)) {
-		uint32_t child = pt_machine_lookup(c->m, pt_desc_oa(old));
+		uint32_t child = pt_machine_lookup(c->m, oa(c->m, old));
 		if (child != PT_NO_FRAME)
 			subtree_outside(c, cs, op, child, va, lo, hi);
 	}
@@ -1282,7 +1290,7 @@ static bool inside_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, const struct snap_leaf *s,
 		       uint64_t start, uint64_t end)
 {
-	bool kernel = kernel_va(op->va);
+	bool kernel = kernel_va(c->m, op->va);
 	uint64_t size = pt_level_size(s->level);
 	uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
 	for (unsigned k = 0; k < 4; k++) {
@@ -1290,7 +1298,7 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 		if (va < s->va || va >= s->va + size || (va >= start && va < end))
 			continue;
 		struct pt_walk_result r;
-		uint64_t want = pt_desc_oa(s->desc) + (va - s->va);
+		uint64_t want = oa(c->m, s->desc) + (va - s->va);
 		if (!pt_walk(c->m, kernel, op->asid, va, false, &r) || r.pa != want) {
 			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
 			       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
@@ -1306,13 +1314,13 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
-	bool kernel = kernel_va(op->va);
+	bool kernel = kernel_va(m, op->va);
 	uint64_t start = op->va, end = (op->va + op->len + 0xfff) & ~0xfffull;	/* whole pages */
 	struct inside_ctx x = { 0 };
 
 	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
 	if (x.found) {
-		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, pt_desc_oa(x.desc), x.desc, 0, NULL,
+		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, oa(m, x.desc), x.desc, 0, NULL,
 		       "%s of [0x%llx, 0x%llx) returned with va 0x%llx still mapped (level %u)",
 		       pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)start, (unsigned long long)end,
 		       (unsigned long long)(x.va < start ? start : x.va), x.level);
@@ -1406,7 +1414,7 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
-		report(c, PT_I2, cpu, "returned-with-stale-tlb", RULE_PERM, f->va, pt_desc_oa(f->desc), f->desc, 0, &s,
+		report(c, PT_I2, cpu, "returned-with-stale-tlb", RULE_PERM, f->va, oa(m, f->desc), f->desc, 0, &s,
 		       "%s returned while the old translation of va 0x%llx (%s, level %u) may still be cached "
 		       "(no completed TLBI since event %llu)", pt_op_name(PT_EV_BEGIN, op->kind),
 		       (unsigned long long)f->va, tagname(f->global, f->asid, tb, sizeof(tb)), f->level,
@@ -1428,19 +1436,20 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		    lazily_flushed(m, va, pt_level_size(fr->level)))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
-		if (pt_desc_is_leaf(vis, fr->level) && !pt_stale_is_harmless(vis, now, fr->level) &&
+		if (pt_desc_is_leaf(vis, fr->level) &&
+		    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m)) &&
 		    !(pt_desc_valid(now) &&
 		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(va), cpu))) {
-			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, pt_desc_oa(vis), vis, now, NULL,
+			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),
 			       (unsigned long long)((fr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va);
 			break;
 		}
 		if (pt_desc_is_table(vis, fr->level) && vis != now) {
-			report(c, PT_I3, cpu, "returned-before-store-visible", RULE_WALK, va, pt_desc_oa(vis), vis, now, NULL,
+			report(c, PT_I3, cpu, "returned-before-store-visible", RULE_WALK, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with the unhooking of table 0x%llx (va 0x%llx) not yet visible: no DSB, no "
-			       "TLB flush", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)pt_desc_oa(vis),
+			       "TLB flush", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)oa(m, vis),
 			       (unsigned long long)va);
 			break;
 		}
@@ -1498,11 +1507,11 @@ static void purge_area(struct pt_checker *c, unsigned cpu, uint64_t a, uint64_t 
 	char tb[32];
 	for (uint32_t i = 0; i < pt_machine_nfacts(m); i++) {
 		const struct pt_fact *f = pt_machine_fact(m, i);
-		if (!kernel_va(f->va) || f->va >= e || f->va + pt_level_size(f->level) <= a)
+		if (!kernel_va(m, f->va) || f->va >= e || f->va + pt_level_size(f->level) <= a)
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
-		report(c, PT_I2, cpu, "purged-with-stale-tlb", RULE_PURGE, f->va, pt_desc_oa(f->desc), f->desc, 0, &s,
+		report(c, PT_I2, cpu, "purged-with-stale-tlb", RULE_PURGE, f->va, oa(m, f->desc), f->desc, 0, &s,
 		       "vmap area [0x%llx, 0x%llx) purged while the translation of va 0x%llx (%s, level %u, stale "
 		       "since event %llu) may still be cached", (unsigned long long)a, (unsigned long long)e,
 		       (unsigned long long)f->va, tagname(f->global, f->asid, tb, sizeof(tb)), f->level,
@@ -1518,13 +1527,13 @@ static void purge_area(struct pt_checker *c, unsigned cpu, uint64_t a, uint64_t 
 			const struct pt_frame *fr = pt_machine_frame(m, f);
 			bool found;
 			uint64_t va = entry_va(c, f, idx, &found);
-			if (fr->state != PT_FS_TABLE || !fr->level_known || !found || !kernel_va(va) || va >= e ||
+			if (fr->state != PT_FS_TABLE || !fr->level_known || !found || !kernel_va(m, va) || va >= e ||
 			    va + pt_level_size(fr->level) <= a)
 				continue;
 			uint64_t vis = pt_machine_entry_visible(m, f, idx);
 			if (!pt_desc_is_leaf(vis, fr->level))
 				continue;
-			report(c, PT_I2, cpu, "purged-before-clear-visible", RULE_PURGE, va, pt_desc_oa(vis), vis, val,
+			report(c, PT_I2, cpu, "purged-before-clear-visible", RULE_PURGE, va, oa(m, vis), vis, val,
 			       NULL,
 			       "vmap area [0x%llx, 0x%llx) purged while cpu%u's clear of va 0x%llx is not yet visible "
 			       "(no DSB after it, and none ordered before the purge's flush)", (unsigned long long)a,
@@ -1535,7 +1544,7 @@ static void purge_area(struct pt_checker *c, unsigned cpu, uint64_t a, uint64_t 
 	struct inside_ctx x = { 0 };
 	pt_walk_range(m, true, 0, a, e, inside_leaf, &x);
 	if (x.found)
-		report(c, PT_I2, cpu, "purged-while-mapped", RULE_PURGE, x.va, pt_desc_oa(x.desc), x.desc, 0, NULL,
+		report(c, PT_I2, cpu, "purged-while-mapped", RULE_PURGE, x.va, oa(m, x.desc), x.desc, 0, NULL,
 		       "vmap area [0x%llx, 0x%llx) purged while va 0x%llx is still mapped (level %u)",
 		       (unsigned long long)a, (unsigned long long)e, (unsigned long long)(x.va < a ? a : x.va),
 		       x.level);

@@ -43,7 +43,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MAX_VCPUS 64
 #define PAGE_SHIFT 12
 #define OA_MASK 0x0000fffffffff000ull
+#define OA_MASK_LPA2 0x0003fffffffff000ull	/* FEAT_LPA2: OA[49:12]; OA[51:50] in bits [9:8] */
 #define TTBR_BADDR 0x0000fffffffffffeull
+#define TTBR_BADDR_LPA2 0x0000ffffffffffc0ull	/* BADDR[47:6]; BADDR[51:48] in TTBR[5:2] */
 #define KERNEL_VA 0xffff000000000000ull
 
 /* The marker: HINT #0x6a (unallocated hint space: executes as a NOP).
@@ -60,7 +62,27 @@ static GMutex lock;
 enum { ST_WAIT = 0, ST_PENDING, ST_REC, ST_DONE };
 static volatile int state;
 static int start_cpu = -1;
-static uint64_t user_root, user_asid, kern_root;
+static uint64_t user_root, user_asid, kern_root, user_ttbr0;
+/* the translation regime, from TCR_EL1 when recording starts: TCR_EL1.DS (FEAT_LPA2), VA bits
+ * (64 - T0SZ), the level of the roots (0, or -1 with 52-bit VAs: 16 entries, 128 bytes, which
+ * need not be page-aligned: Linux takes a user pgd smaller than a page from a kmem_cache) */
+static bool lpa2;
+static unsigned va_bits = 48;
+static int root_level;
+static uint64_t kern_va = KERNEL_VA;	/* TTBR1's first VA: -2^va_bits */
+
+static inline uint64_t desc_oa(uint64_t d)
+{
+	return lpa2 ? (d & OA_MASK_LPA2) | (d & 0x300) << 42 : d & OA_MASK;
+}
+
+/* TTBRn_EL1 -> the root table's address (with TCR_EL1.DS = ds) */
+static inline uint64_t ttbr_root(uint64_t v, bool ds)
+{
+	return ds ? (v & TTBR_BADDR_LPA2) | (v & 0x3c) << 46 : v & TTBR_BADDR;
+}
+
+static inline unsigned table_entries(int level) { return level < 0 ? 1u << (va_bits - 48) : 512; }
 
 /* per-vCPU register handles */
 struct vcpu {
@@ -89,7 +111,8 @@ static void emit(const char *fmt, ...)
 
 /* ---- tracked page-table pages ---- */
 struct table {
-	uint64_t pa;
+	uint64_t pa;		/* the table's first entry (a level -1 root may start inside its page) */
+	unsigned n;		/* entries: 512, or 16 for a level -1 root */
 	int level;
 	bool kernel;
 	bool live;		/* hooked (tracked): stores to it are recorded */
@@ -166,8 +189,9 @@ static uint64_t n_zva;
 static void child_ref(uint64_t pa, int level, bool kernel, unsigned cpu, bool snapshot)
 {
 	struct table *t = table_find(pa);
-	uint64_t cur[512];
-	bool have = read_phys(pa, cur, sizeof(cur));
+	uint64_t cur[512] = { 0 };
+	unsigned n = table_entries(level);
+	bool have = read_phys(pa, cur, n * 8);
 	if (t) {
 		t->refs++;
 		if (t->live)
@@ -196,6 +220,7 @@ static void child_ref(uint64_t pa, int level, bool kernel, unsigned cpu, bool sn
 	} else {
 		t = g_new0(struct table, 1);
 		t->pa = pa;
+		t->n = n;
 		t->level = level;
 		t->kernel = kernel;
 		t->live = true;
@@ -248,7 +273,7 @@ static void child_ref(uint64_t pa, int level, bool kernel, unsigned cpu, bool sn
 		emit("cpu%u pt_write pa=0x%" PRIx64 " val=0x%" PRIx64, cpu, pa + i * 8, cur[i]);
 		n_ev[C_WRITE]++;
 		if (is_table_desc(cur[i], level))
-			child_ref(cur[i] & OA_MASK, level + 1, kernel, cpu, false);
+			child_ref(desc_oa(cur[i]), level + 1, kernel, cpu, false);
 	}
 }
 
@@ -268,14 +293,14 @@ static void child_unref(uint64_t pa)
 /* Emit the snapshot of a tree (recording start). */
 static void snapshot(struct table *t, unsigned cpu)
 {
-	for (int i = 0; i < 512; i++) {
+	for (unsigned i = 0; i < t->n; i++) {
 		uint64_t d = t->e[i];
 		if (!d)
 			continue;
 		emit("cpu%u pt_write pa=0x%" PRIx64 " val=0x%" PRIx64, cpu, t->pa + i * 8, d);
 		n_ev[C_SNAP]++;
 		if (is_table_desc(d, t->level)) {
-			uint64_t c = d & OA_MASK;
+			uint64_t c = desc_oa(d);
 			bool fresh = !table_find(c);
 			child_ref(c, t->level + 1, t->kernel, cpu, true);
 			if (fresh)
@@ -300,30 +325,38 @@ static void start_recording(unsigned cpu)
 	uint64_t tcr = reg(cpu, vcpus[cpu].tcr);
 	unsigned t0sz = tcr & 63, t1sz = (tcr >> 16) & 63;
 	uint64_t ttbr1 = reg(cpu, vcpus[cpu].ttbr1);
-	kern_root = ttbr1 & TTBR_BADDR;
-	if (t0sz != 16 || t1sz != 16 || (tcr >> 59) & 1 /* DS: LPA2 */) {
-		fprintf(stderr, "ptt: TCR_EL1=0x%" PRIx64 ": not 48-bit VA / 4 levels without LPA2; "
-			"boot with a CPU without LPA2 or arm64.nolva\n", tcr);
+	lpa2 = (tcr >> 59) & 1;	/* TCR_EL1.DS */
+	/* TG0/TG1 are 4K in every Debian arm64 kernel but the 16K/64K flavours, which the
+	 * plugin refuses here: 48-bit VAs (4 levels, with or without LPA2) or 52-bit with LPA2 */
+	if (t0sz != t1sz || (t0sz != 16 && t0sz != 12) || (t0sz == 12 && !lpa2) || ((tcr >> 14) & 3) != 0) {
+		fprintf(stderr, "ptt: TCR_EL1=0x%" PRIx64 ": not a 4K-granule regime with 48-bit VAs, or "
+			"52-bit VAs with LPA2 (DS=1)\n", tcr);
 		state = ST_DONE;
 		return;
 	}
+	va_bits = 64 - t0sz;
+	root_level = va_bits == 52 ? -1 : 0;
+	kern_va = 0 - (1ull << va_bits);
+	kern_root = ttbr_root(ttbr1, lpa2);
+	user_root = ttbr_root(user_ttbr0, lpa2);
 	if (!lin_given)
-		lin_off = KERNEL_VA - ram_base;
+		lin_off = kern_va - ram_base;	/* PAGE_OFFSET = -2^va_bits, memstart_addr = RAM base */
 	/* check the linear-map guess: the kernel root read through it must translate its own address */
 	uint64_t d = 0, va = kern_root + lin_off, pa = kern_root;
 	bool ok = true;
-	for (int l = 0; l < 4 && ok; l++) {
-		unsigned idx = (va >> (39 - 9 * l)) & 511;
+	for (int l = root_level; l < 4 && ok; l++) {
+		unsigned shift = PAGE_SHIFT + 9 * (3 - l);
+		unsigned idx = (va >> shift) & (table_entries(l) - 1);
 		if (!read_phys(pa + idx * 8, &d, 8) || !(d & 1)) {
 			ok = false;
 			break;
 		}
 		if (l == 3 || (d & 3) == 1) {
-			uint64_t sz = 1ull << (39 - 9 * l);
-			pa = (d & OA_MASK & ~(sz - 1)) | (va & (sz - 1));
+			uint64_t sz = 1ull << shift;
+			pa = (desc_oa(d) & ~(sz - 1)) | (va & (sz - 1));
 			break;
 		}
-		pa = d & OA_MASK;
+		pa = desc_oa(d);
 	}
 	if (!ok || pa != kern_root) {
 		fprintf(stderr, "ptt: linear map offset 0x%" PRIx64 " does not map the kernel root 0x%" PRIx64
@@ -335,8 +368,8 @@ static void start_recording(unsigned cpu)
 	emit("cpu%u ttbr1 pa=0x%" PRIx64, cpu, kern_root);
 	emit("cpu%u ttbr0 pa=0x%" PRIx64 " asid=%" PRIu64, cpu, user_root, user_asid);
 	n_ev[C_TTBR] += 2;
-	child_ref(kern_root, 0, true, cpu, true);
-	child_ref(user_root, 0, false, cpu, true);
+	child_ref(kern_root, root_level, true, cpu, true);
+	child_ref(user_root, root_level, false, cpu, true);
 	snapshot(table_find(kern_root), cpu);
 	snapshot(table_find(user_root), cpu);
 	emit("cpu%u dsb sy", cpu);
@@ -356,8 +389,8 @@ static void write_out(void)
 	/* merge the inserts (page_alloc at the zeroing position), sorted by insert_cmp */
 	guint k = 0;
 	unsigned cpus = (unsigned)qemu_plugin_num_vcpus();
-	fprintf(f, "@ptt version=1 granule=4K va_bits=48 cpus=%u method=qemu-plugin kernel=\"%s\" machine=\"%s\"\n",
-		cpus, g_getenv("PTT_KERNEL") ? g_getenv("PTT_KERNEL") : "",
+	fprintf(f, "@ptt version=1 granule=4K va_bits=%u%s cpus=%u method=qemu-plugin kernel=\"%s\" machine=\"%s\"\n",
+		va_bits, lpa2 ? " lpa2=1" : "", cpus, g_getenv("PTT_KERNEL") ? g_getenv("PTT_KERNEL") : "",
 		g_getenv("PTT_MACHINE") ? g_getenv("PTT_MACHINE") : "qemu-system-aarch64");
 	for (guint i = 0; i < lines->len; i++) {
 		fputs(g_ptr_array_index(lines, i), f);
@@ -412,7 +445,7 @@ static void on_marker(unsigned cpu, void *ud)
 	case CMD_START:
 		if (state == ST_WAIT) {
 			uint64_t t0 = reg(cpu, v->ttbr0);
-			user_root = t0 & TTBR_BADDR;
+			user_ttbr0 = t0;	/* decoded with TCR_EL1 when recording starts */
 			user_asid = asid_of(cpu, t0);
 			start_cpu = (int)cpu;
 			state = ST_PENDING;
@@ -552,17 +585,21 @@ INSN_CB(on_tlbi)
 			va |= 0xff00000000000000ull;
 		unsigned ttl = (xt >> 44) & 15, lvl = (ttl >> 2) == 1 ? ttl & 3 : 0;
 		char a[32] = "", t[16] = "";
+		if (ttl == 4 && lpa2)	/* FEAT_LPA2: TTL 0b0100 names level 0; the trace has no way to say it */
+			emit("# cpu%u tlbi %s: TTL hint level 0 (LPA2) dropped: replayed without a hint", cpu, nm);
 		if (!all_asid)
 			snprintf(a, sizeof(a), " asid=%" PRIu64, asid);
 		if (lvl)
 			snprintf(t, sizeof(t), " ttl=%u", lvl);
 		emit("cpu%u tlbi %s va=0x%" PRIx64 "%s%s", cpu, nm, va, a, t);
 	} else {
-		/* ASID[63:48] TG[47:46] SCALE[45:44] NUM[43:39] TTL[38:37] BADDR[36:0] (pages, 4K) */
+		/* ASID[63:48] TG[47:46] SCALE[45:44] NUM[43:39] TTL[38:37] BADDR[36:0]: VA[48:12] in
+		 * pages, or with TCR_EL1.DS=1 VA[52:16] in 64 KiB units (D8.17.6.1) */
 		unsigned tg = (xt >> 46) & 3, scale = (xt >> 44) & 3, num = (xt >> 39) & 31, ttl = (xt >> 37) & 3;
-		uint64_t va = (xt & 0x1fffffffffull) << 12;
-		if (va & (1ull << 48))
-			va |= 0xfffe000000000000ull;
+		unsigned top = lpa2 ? 52 : 48;
+		uint64_t va = (xt & 0x1fffffffffull) << (lpa2 ? 16 : 12);
+		if (va & (1ull << top))
+			va |= ~((2ull << top) - 1);
 		if (tg != 1)
 			emit("# cpu%u range tlbi with TG=%u (not 4K)", cpu, tg);
 		char a[32] = "";
@@ -588,7 +625,7 @@ INSN_CB(on_msr_ttbr)
 	uint64_t v = rt == 31 ? 0 : reg(cpu, vcpus[cpu].x[rt]);
 	g_mutex_lock(&lock);
 	if (state == ST_REC) {
-		uint64_t root = v & TTBR_BADDR;
+		uint64_t root = ttbr_root(v, lpa2);
 		if (insn & 0x20) {
 			if (root != kern_root) {
 				emit("# cpu%u TTBR1_EL1 <- 0x%" PRIx64 " (not the kernel root: ignored)", cpu, v);
@@ -613,7 +650,7 @@ INSN_CB(on_zva)
 		return;
 	unsigned rt = insn & 31;
 	uint64_t va = reg(cpu, vcpus[cpu].x[rt]);
-	if (va < KERNEL_VA)
+	if (va < kern_va)
 		return;
 	uint64_t pa = va - lin_off;
 	if (pa < ram_base || pa >= ram_base + ram_size)
@@ -640,7 +677,7 @@ INSN_CB(on_setp)
 	if (rs != 31 && (reg(cpu, vcpus[cpu].x[rs]) & 0xff))
 		return;
 	uint64_t va = reg(cpu, vcpus[cpu].x[rd]), n = reg(cpu, vcpus[cpu].x[rn]);
-	if (va < KERNEL_VA || n < (1ull << PAGE_SHIFT) || n > (1ull << 30))
+	if (va < kern_va || n < (1ull << PAGE_SHIFT) || n > (1ull << 30))
 		return;
 	uint64_t pa = va - lin_off;
 	if (pa < ram_base || pa + n > ram_base + ram_size)
@@ -678,7 +715,9 @@ static void on_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, v
 		return;
 	}
 	for (uint64_t ea = pa & ~7ull; ea < pa + size; ea += 8) {
-		unsigned idx = (ea >> 3) & 511;
+		if (ea < t->pa || ea >= t->pa + t->n * 8)
+			continue;	/* beside a level -1 root in its page: another address space's */
+		unsigned idx = (unsigned)((ea - t->pa) >> 3);
 		uint64_t val;
 		if (!atomic && size == 8 && mv.type == QEMU_PLUGIN_MEM_VALUE_U64) {
 			val = mv.data.u64;
@@ -698,10 +737,10 @@ static void on_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, v
 		if (val == old)
 			continue;
 		t->e[idx] = val;
-		if (is_table_desc(old, t->level) && (!is_table_desc(val, t->level) || (old ^ val) & OA_MASK))
-			child_unref(old & OA_MASK);
-		if (is_table_desc(val, t->level) && (!is_table_desc(old, t->level) || (old ^ val) & OA_MASK))
-			child_ref(val & OA_MASK, t->level + 1, t->kernel, cpu, false);
+		if (is_table_desc(old, t->level) && (!is_table_desc(val, t->level) || desc_oa(old) != desc_oa(val)))
+			child_unref(desc_oa(old));
+		if (is_table_desc(val, t->level) && (!is_table_desc(old, t->level) || desc_oa(old) != desc_oa(val)))
+			child_ref(desc_oa(val), t->level + 1, t->kernel, cpu, false);
 		emit("cpu%u pt_write pa=0x%" PRIx64 " val=0x%" PRIx64, cpu, ea, val);
 		n_ev[C_WRITE]++;
 	}
@@ -724,7 +763,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (qemu_plugin_insn_data(insn, &w, 4) != 4)
 			continue;
 		uint64_t pc = qemu_plugin_insn_vaddr(insn);
-		bool kernel = pc >= KERNEL_VA;
+		bool kernel = (int64_t)pc < 0;	/* TTBR1 (-2^va_bits and up): the kernel */
 		if (w == MARKER_INSN && !kernel) {
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker, QEMU_PLUGIN_CB_R_REGS, NULL);
 			continue;

@@ -6,7 +6,7 @@
 # qemu-system-aarch64 (TCG) with the ptt_plugin.so QEMU plugin, and convert
 # it to ptfuzz's binary format.
 #
-#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-f] [-i ITERATIONS] [-w MODE] [-s SMP] [-m MEM_MB] [-k]
+#   traces/capture/record-qemu.sh [-o OUT.ptt.zst] [-f] [-i ITERATIONS] [-w MODE] [-s SMP] [-m MEM_MB] [-c CPU] [-k]
 #
 #   -o  output trace (default: build/capture/qemu-<kernel>-<mode>.ptt.zst)
 #   -f  overwrite the output if it exists (default: refuse)
@@ -14,6 +14,8 @@
 #   -w  workload mode (see workload.c): basic (default), contpte-mprotect,
 #       mremap-test, mprotect-sizes, unmap-madvise, fork-cow, vmalloc
 #   -s  vCPUs (default 2); -m guest memory in MiB (default 1024)
+#   -c  QEMU CPU model (default max: FEAT_LPA2, so the kernel runs 52-bit VAs, 5 levels;
+#       max,lpa2=off: 48-bit VAs, 4 levels, as the traces recorded before LPA2 support)
 #   -k  keep the text .ptt next to the output
 #
 # From a fresh Debian 12 (x86-64) machine: installs the named build
@@ -35,18 +37,19 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 CACHE=${PTFUZZ_CAPTURE_CACHE:-$HOME/.cache/ptfuzz-capture}
-OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0 MODE=basic FORCE=0
+OUT= ITERS=1 SMP=2 MEM=1024 KEEP=0 MODE=basic FORCE=0 CPU=max
 bad() { echo "record-qemu.sh: $* (see -h)" >&2; exit 2; }
-while getopts ":o:i:w:s:m:kfh" o; do
+while getopts ":o:i:w:s:m:c:kfh" o; do
 	case $o in
 	o) OUT=$OPTARG ;;
 	i) ITERS=$OPTARG ;;
 	w) MODE=$OPTARG ;;
 	s) SMP=$OPTARG ;;
 	m) MEM=$OPTARG ;;
+	c) CPU=$OPTARG ;;
 	k) KEEP=1 ;;
 	f) FORCE=1 ;;
-	h) sed -n '4,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	h) sed -n '4,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	:) bad "-$OPTARG needs a value" ;;
 	*) bad "unknown option '-$OPTARG'" ;;
 	esac
@@ -58,6 +61,7 @@ case " $MODES " in *" $MODE "*) ;; *) bad "-w: unknown workload mode '$MODE' (on
 [[ $ITERS =~ ^[1-9][0-9]{0,5}$ ]] || bad "-i: expected a number of iterations, got '$ITERS'"
 [[ $SMP =~ ^[1-9][0-9]?$ ]] && [ "$SMP" -le 64 ] || bad "-s: expected 1..64 vCPUs, got '$SMP'"
 [[ $MEM =~ ^[1-9][0-9]{2,5}$ ]] || bad "-m: expected guest memory in MiB (>= 100), got '$MEM'"
+[[ $CPU =~ ^[a-z0-9][a-z0-9.,=_+-]*$ ]] || bad "-c: expected a QEMU CPU model (e.g. max or max,lpa2=off), got '$CPU'"
 case ${OUT:-x.ptt.zst} in *.ptt.zst) ;; *) bad "-o: expected a name ending in .ptt.zst, got '$OUT'" ;; esac
 [ -z "$OUT" ] || [ $FORCE = 1 ] || [ ! -e "$OUT" ] || bad "$OUT exists (use -f to overwrite it)"
 log() { printf '== %s\n' "$*" >&2; }
@@ -164,7 +168,6 @@ if [ -z "$OUT" ]; then
 fi
 mkdir -p "$(dirname "$OUT")"
 TXT=$BUILD/$(basename "${OUT%.zst}")
-CPU="max,lpa2=off"	# 48-bit VA, 4 levels (with LPA2 the kernel runs 52-bit VA, 5 levels)
 APPEND="console=ttyAMA0 nokaslr panic=-1 ptt_iters=$ITERS ptt_mode=$MODE"
 CMD=("$QEMU" -L "$ROOT/qemu/usr/share/qemu" -M virt -cpu "$CPU" -smp "$SMP" -m "$MEM" -nographic
      -no-reboot -nic none -kernel "$KERNEL" -initrd "$BUILD/initrd.gz" -append "$APPEND"
