@@ -1439,7 +1439,7 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		if (pt_desc_is_leaf(vis, fr->level) &&
 		    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m)) &&
 		    !(pt_desc_valid(now) &&
-		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(va), cpu))) {
+		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),
