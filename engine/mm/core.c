@@ -841,6 +841,7 @@ void mm_model_reset(struct mm_model *mm)
 	mm->res_ev = NULL;
 	hmap_reset(&mm->deposit, LOG2_DEPOSIT);
 	mm->fixmap_pte = 0;
+	mm->nvmalloc_null = 0;
 	model_init(mm);
 }
 

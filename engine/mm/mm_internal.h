@@ -208,6 +208,10 @@ struct mm_model {
 	struct hmap deposit;		/* pmd entry pa -> deposited PTE table of a THP (pgtable_trans_huge_deposit) */
 	/* linear map / fixmap state (seed 003) */
 	uint64_t fixmap_pte;		/* the fixmap PTE table */
+	/* the VAs of vmalloc calls that failed (returned NULL): a later `vfree` of one frees what
+	 * the caller got, NULL (vmalloc.c); a ring, the oldest forgotten first */
+	uint64_t vmalloc_null[64];
+	unsigned nvmalloc_null;
 	/* the result of the ops-level event mm_model_op() runs (mm_model_op_result()) */
 	struct mm_op_result res;
 	const struct pt_event *res_ev;	/* that event, while it runs */

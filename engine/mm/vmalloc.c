@@ -664,6 +664,44 @@ static int __vmalloc_area_node(struct vmap_op *op, uint64_t va, uint64_t size, u
 	return err;
 }
 
+/*
+ * An ops-level trace names a vmalloc by the VA it asks for, and the vfree of that area by the
+ * same VA; a caller whose vmalloc() returned NULL (EINVAL, ENOMEM: the model's capacity, an
+ * area in the way) passes NULL to vfree(), which is no error.  The model keeps the VAs of the
+ * failed calls so that such a vfree is vfree(NULL), not the WARN of a nonexistent area (it
+ * was I9 contract/vfree-nonexistent-area/vfree, fuzzing the default model, issue 7).
+ */
+static bool vmalloc_null_slot(struct mm_model *mm, uint64_t va, unsigned *slot)
+{
+	unsigned n = mm->nvmalloc_null < 64 ? mm->nvmalloc_null : 64;
+	for (unsigned i = 0; i < n; i++)
+		if (mm->vmalloc_null[i] == va) {
+			*slot = i;
+			return true;
+		}
+	return false;
+}
+
+static void vmalloc_returned(struct mm_model *mm, uint64_t va, int rc)
+{
+	unsigned i;
+	bool known = vmalloc_null_slot(mm, va, &i);
+	if (!rc && known)
+		mm->vmalloc_null[i] = 0;	/* va names a live area again */
+	else if (rc && !known && va)
+		mm->vmalloc_null[mm->nvmalloc_null++ % 64] = va;
+}
+
+/* Did the caller get NULL from the vmalloc of va?  Then this vfree is vfree(NULL). */
+static bool vmalloc_was_null(struct mm_model *mm, uint64_t va)
+{
+	unsigned i;
+	if (!vmalloc_null_slot(mm, va, &i))
+		return false;
+	mm->vmalloc_null[i] = 0;
+	return true;
+}
+
 int mm_do_vmalloc(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	const char *prev = mm_site(mm, t, "__vmalloc_node_range");
@@ -702,6 +740,7 @@ int mm_do_vmalloc(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	rc = __vmalloc_area_node(&op, va, size, shift, ev->node);
 	ref_check(mm, t, op.k, va, va + size, "vmalloc");
 out:
+	vmalloc_returned(mm, va, rc);
 	mm_site(mm, t, prev);
 	return rc;
 }
@@ -810,6 +849,8 @@ int mm_do_vfree(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 		t->bound += 64 * ((v->end - v->start) >> PAGE_SHIFT);
 	}
 	if (!remove_vm_area(&op, va, &area)) {
+		if (vmalloc_was_null(mm, va))
+			goto out;	/* vfree(NULL) */
 		mm_warn(mm, t, "vfree-nonexistent-area", va, "vfree: Trying to vfree() nonexistent vm area (0x%llx)",
 			(unsigned long long)va);
 		rc = EINVAL;
