@@ -31,6 +31,7 @@
 
 #define MAX_FILES 512
 #define MAX_RULES 128
+#define TWIN_MAX 300		/* a twin's file name, with its NUL */
 
 /* The directories of bad/good pairs, under ROOT. */
 static const char *const pair_dirs[] = { "corpus/regressions/arch", "corpus/mm/contract" };
@@ -237,8 +238,8 @@ static bool file_exists(const char *dir, const char *name)
 }
 
 /* Replay dir/name with the default model; the session (NULL if unreadable), the `# twin:` file
- * into twin if there is such a line. */
-static struct pt_session *replay(const char *dir, const char *name, char *twin, size_t twin_len)
+ * into twin (TWIN_MAX bytes) if there is such a line and twin is not NULL. */
+static struct pt_session *replay(const char *dir, const char *name, char *twin)
 {
 	char path[1400];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -252,11 +253,8 @@ static struct pt_session *replay(const char *dir, const char *name, char *twin, 
 	struct pt_session *s = pt_session_new(pt_reader_header(rd));
 	int rc;
 	while ((rc = pt_reader_next(rd, &ev, &err)) == 1) {
-		if (twin && ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "twin:", 5) && twin_len > 1) {
-			char fmt[16];
-			snprintf(fmt, sizeof(fmt), " %%%zus", twin_len - 1);
-			sscanf(ev.text + 5, fmt, twin);
-		}
+		if (twin && ev.kind == PT_EV_COMMENT && ev.text && !strncmp(ev.text, "twin:", 5))
+			sscanf(ev.text + 5, " %299s", twin);	/* TWIN_MAX - 1 */
 		pt_session_event(s, &ev);
 	}
 	if (rc < 0)
@@ -297,15 +295,15 @@ static bool session_fires(const struct pt_session *s, const struct rule_state *x
 /* Replay one bad trace; mark the rules it fires if it has a twin on which they do not fire. */
 static void replay_bad(const char *dir, const char *rel, const char *name, struct rule_state *r, unsigned n)
 {
-	char twin[300] = "";
-	struct pt_session *s = replay(dir, name, twin, sizeof(twin));
+	char twin[TWIN_MAX] = "";
+	struct pt_session *s = replay(dir, name, twin);
 	if (!s)
 		return;
 	if (!twin[0]) {
 		snprintf(twin, sizeof(twin), "%.*s.good.ptt", (int)(strlen(name) - strlen(".bad.ptt")), name);
 	}
 	bool paired = file_exists(dir, twin);
-	struct pt_session *good = paired ? replay(dir, twin, NULL, 0) : NULL;
+	struct pt_session *good = paired ? replay(dir, twin, NULL) : NULL;
 	for (unsigned i = 0; i < pt_session_nviolations(s); i++) {
 		const struct pt_violation *v = pt_session_violation(s, i);
 		size_t len;
