@@ -3,6 +3,7 @@
  * bench_exec.c - what one fuzzer-sized exec of the mm model costs.
  *
  *   ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] [--mode fresh|reset|both] [--ops N]
+ *                     [--breakdown]
  *
  * An exec is what a persistent-mode fuzz harness does per input: a session
  * for the program's header (pt_session_new(), or pt_session_reset() of the
@@ -195,6 +196,61 @@ static int validate(const struct program *pool, unsigned npool, unsigned nops)
 	return bad;
 }
 
+/*
+ * --breakdown: where an exec's time goes, by ops-level kind (and the reset and finish): CPU
+ * nanoseconds of the thread (CLOCK_THREAD_CPUTIME_ID, so that a loaded machine's preemptions
+ * are not counted; each read is a system call of a few hundred ns, included in the figures)
+ * and arch events per op, over the pool.
+ */
+static double thread_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void breakdown(const struct program *pool, unsigned execs, unsigned nops)
+{
+	static double ns[PT_EV_KIND_COUNT + 1];
+	static uint64_t n[PT_EV_KIND_COUNT + 1], arch[PT_EV_KIND_COUNT + 1];
+	struct pt_session *s = pt_session_new(&pool[0].h);
+	double total = 0;
+	memset(ns, 0, sizeof(ns));
+	memset(n, 0, sizeof(n));
+	memset(arch, 0, sizeof(arch));
+	for (unsigned e = 0; e < execs; e++) {
+		const struct program *p = &pool[e % POOL];
+		double t = thread_ns();
+		pt_session_reset(s, &p->h);
+		double t1 = thread_ns();
+		ns[0] += t1 - t;
+		n[0]++;
+		for (unsigned i = 0; i < p->n; i++) {
+			uint64_t before = pt_session_counters(s)->model_events;
+			double t0 = thread_ns();
+			pt_session_event(s, &p->ev[i]);
+			ns[p->ev[i].kind] += thread_ns() - t0;
+			n[p->ev[i].kind]++;
+			arch[p->ev[i].kind] += pt_session_counters(s)->model_events - before;
+		}
+		double t0 = thread_ns();
+		pt_session_finish(s);
+		ns[PT_EV_KIND_COUNT] += thread_ns() - t0;
+		n[PT_EV_KIND_COUNT]++;
+		total += thread_ns() - t;
+	}
+	pt_session_free(s);
+	printf("%u-op programs, %u execs: %.0f ns per exec (thread CPU time)\n", nops, execs, total / execs);
+	printf("| kind | per exec | ns each | share | arch events each |\n|---|---:|---:|---:|---:|\n");
+	for (unsigned k = 0; k <= PT_EV_KIND_COUNT; k++) {
+		if (!n[k])
+			continue;
+		const char *name = k == 0 ? "reset" : k == PT_EV_KIND_COUNT ? "finish" : pt_kind_name(k);
+		printf("| %s | %.2f | %.0f | %.1f %% | %.1f |\n", name, (double)n[k] / execs, ns[k] / n[k],
+		       100 * ns[k] / total, (double)arch[k] / n[k]);
+	}
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -240,6 +296,7 @@ int main(int argc, char **argv)
 	uint64_t seed = 1;
 	const char *mode = "both";
 	int only = -1;	/* --ops: one program size (for a profiler) */
+	bool by_kind = false;	/* --breakdown: time per ops-level kind instead of the rates */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = (unsigned)strtoul(argv[++i], NULL, 0);
@@ -251,9 +308,11 @@ int main(int argc, char **argv)
 			mode = argv[++i];
 		else if (!strcmp(argv[i], "--ops") && i + 1 < argc)
 			only = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--breakdown"))
+			by_kind = true;
 		else {
 			fprintf(stderr, "usage: ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] "
-				"[--mode fresh|reset|both] [--ops N]\n");
+				"[--mode fresh|reset|both] [--ops N] [--breakdown]\n");
 			return 2;
 		}
 	}
@@ -282,6 +341,10 @@ int main(int argc, char **argv)
 		}
 		/* enough execs per repetition for ~0.1-0.3 s of CPU at today's speeds */
 		unsigned n = execs ? execs : nops == 0 ? 20000 : nops <= 8 ? 4000 : nops <= 16 ? 2000 : 1000;
+		if (by_kind) {
+			breakdown(pool, n, nops);
+			continue;
+		}
 		double fresh[MAX_REPS] = { 0 }, reset[MAX_REPS] = { 0 };
 		unsigned viol = 0;
 		/* interleaved, so that a change of machine load hits both alike */

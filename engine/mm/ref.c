@@ -479,39 +479,98 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 	return false;
 }
 
+/* find_vma(s, va), and [*lo, *hi) around va where find_vma() gives the same answer: the VMA,
+ * or the gap between two VMAs (the VMAs are sorted and do not overlap). */
+static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
+{
+	uint32_t a = 0, b = s->nvma;
+	while (a < b) {
+		uint32_t mid = (a + b) / 2;
+		if (s->vma[mid].end <= va)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (a < s->nvma && s->vma[a].start <= va) {
+		*lo = s->vma[a].start;
+		*hi = s->vma[a].end;
+		return &s->vma[a];
+	}
+	*lo = a ? s->vma[a - 1].end : 0;
+	*hi = a < s->nvma ? s->vma[a].start : UINT64_MAX;
+	return NULL;
+}
+
 /*
- * The pages from va on that the PTE table in wc translates, up to end, as ref_check_page()
- * judges them one by one (the same walk results, the same words), without a lookup per page;
- * for ops no other op is in flight with (fx NULL).  Returns the first page not judged here:
- * end, the end of the table's 2M, or a page that does not agree (ref_check_page() then
- * reports it).
+ * The pages from va on, up to end, as ref_check_page() judges them one by one (the same walk
+ * results, the same words), without a lookup per page: for ops no other op is in flight with
+ * (fx NULL).  A run keeps to what does not change from page to page: the walk cache entry
+ * walk_page() would answer from (the range of a block or an invalid entry, or the PTE table),
+ * the VMA or the gap between VMAs that bounds the reference (ref_want()), and one 2M chunk of
+ * the reference.  Returns the first page not judged here: end, the end of the run, or a page
+ * that does not agree (ref_check_page() then reports it); va itself when walk_page() would
+ * have to walk.
  */
-static uint64_t ref_check_pte_run(struct mm_space *s, uint64_t va, uint64_t end, const struct walk_cache *wc)
+static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, struct walk_cache *wc)
 {
 	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
-	uint64_t stop = wc->pte_lo + PMD_SIZE < end ? wc->pte_lo + PMD_SIZE : end;
+	bool range = va >= wc->lo && va < wc->hi;
+	uint64_t stop;
+	if (range) {
+		stop = wc->hi;
+	} else if (wc->pte && va - wc->pte_lo < PMD_SIZE) {
+		stop = wc->pte_lo + PMD_SIZE;
+		if (wc->lo != wc->hi && wc->lo > va && wc->lo < stop)
+			stop = wc->lo;	/* walk_page() answers from the range cache first */
+	} else {
+		return va;
+	}
+	if (stop > end || stop <= va)
+		stop = end;
+	uint64_t chunk_end = ALIGN_DOWN(va, PMD_SIZE) + PMD_SIZE;
+	if (chunk_end > va && chunk_end < stop)
+		stop = chunk_end;
 	const struct mm_vma *v = NULL;
 	if (!s->kernel) {
-		/* one VMA bounds the run, as ref_want() bounds each page */
-		v = find_vma(s, va);
-		if (!v)
-			return va;
-		if (v->end < stop)
-			stop = v->end;
+		/* one VMA, or one gap between VMAs, bounds the run, as ref_want() bounds each page */
+		uint64_t vlo, vhi;
+		v = vma_span(s, va, &vlo, &vhi);
+		if (vhi < stop)
+			stop = vhi;
+	}
+	if (!s->kernel && !v && !range) {
+		/* between VMAs the reference wants nothing: a page agrees where its PTE neither maps
+		 * a page nor holds a PAGE_NONE / NUMA hint (page_words() gives 0 for it) */
+		for (; va < stop; va += PAGE_SIZE) {
+			uint64_t d = wc->pte[(unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1)];
+			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
+				break;
+		}
+		return va;
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
-	for (; va < stop; va += PAGE_SIZE) {
-		if (va >= wc->lo && va < wc->hi)
-			break;	/* walk_page() answers from the range cache first */
+	for (uint64_t first = va; va < stop; va += PAGE_SIZE) {
+		if (!s->kernel && !v && va != first)
+			return stop;	/* the range's entry gives every page the same answer, 0 wanted */
 		unsigned i = pt_index(va, 3);
 		uint64_t want = c && word_present(c, i) ? c->word[i] : 0, got;
 		if (!s->kernel)
 			want = want_in_vma(want, v);
-		unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
-		struct pt_walk_result r = { .level = 3, .desc = wc->pte[idx], .frame = wc->pte_frame, .idx = idx };
-		bool mapped = pt_desc_is_leaf(r.desc, 3);
-		if (mapped)
-			r.pa = pt_desc_oa(r.desc) + ((va - base) & (PAGE_SIZE - 1));
+		struct pt_walk_result r;
+		bool mapped;
+		if (range) {
+			r = wc->r;
+			mapped = wc->mapped;
+			if (mapped)
+				r.pa = pt_desc_oa(r.desc) + ((va - base) & (pt_level_size(r.level) - 1));
+		} else {
+			unsigned idx = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+			r = (struct pt_walk_result){ .level = 3, .desc = wc->pte[idx], .frame = wc->pte_frame,
+						     .idx = idx };
+			mapped = pt_desc_is_leaf(r.desc, 3);
+			if (mapped)
+				r.pa = pt_desc_oa(r.desc) + ((va - base) & (PAGE_SIZE - 1));
+		}
 		page_words(s, va, mapped, &r, &want, &got);
 		if (got != want)
 			break;
@@ -553,9 +612,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	struct walk_cache wc = { 0 };
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end;) {
-			uint64_t next = va;
-			if (!fx && wc.pte && va - wc.pte_lo < PMD_SIZE)
-				next = ref_check_pte_run(s, va, end, &wc);
+			uint64_t next = fx ? va : ref_check_run(s, va, end, &wc);
 			if (next != va) {
 				va = next;	/* [va, next) agree, as they would one by one */
 			} else {
