@@ -18,7 +18,7 @@
 #
 # From a fresh Debian 12 (x86-64) machine: installs the named build
 # dependencies that are missing (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
-# gcc, cpio, xz-utils, zstd; with sudo when not root), downloads - never
+# gcc, cpio, xz-utils, zstd, python3; with sudo when not root), downloads - never
 # installs - Debian sid's arm64 kernel, busybox-static:arm64, QEMU 10.0 from bookworm-backports, the runtime
 # libraries that QEMU needs and the host lacks (unpacked beside QEMU in the
 # cache, used through LD_LIBRARY_PATH by QEMU alone) and QEMU's source
@@ -70,6 +70,7 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v zstd >/dev/null || need+=(zstd)
+command -v python3 >/dev/null || need+=(python3)	# btf-dump.py: the vmap_area offsets
 if [ ${#need[@]} -gt 0 ]; then
 	# only these named packages (and what they need); it refuses if any installed package would change
 	sh "$HERE/apt-install.sh" "${need[@]}" || exit 1
