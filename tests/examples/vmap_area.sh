@@ -10,7 +10,10 @@
 #   - the same trace without them reports exactly the I2 of a lazy vfree()
 #     (finit_module()'s copy of the module file, traces/examples/FINDINGS.md):
 #     the events are what makes it clean, and a recording whose plugin stopped
-#     emitting them fails here.
+#     emitting them fails here;
+#   - with the purge of that area moved before the TLBI that precedes it (the
+#     flush __purge_vmap_area_lazy() makes before purge_vmap_node()), it is
+#     I2 purged-with-stale-tlb: the plugin's purge must come after the flush.
 PTFUZZ=$1 EXAMPLES=$2 WORK=$3
 CASE=vmap_area
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,4 +42,17 @@ pf replay stripped.ptt
 expect_rc 1
 out_has "^stripped.ptt: [0-9]* events, 1 violation (I2 x1)"
 out_has "^  signature: I2/stale-tlb/perm/returned-with-stale-tlb/other$"
+
+# the first area put on the list inside an operation: its purge, and the last TLBI of that CPU before it
+awk '$2 == "begin" { open[$1] = 1 } $2 == "end" { open[$1] = 0 }
+	$2 == "tlbi" { last[$1] = NR }
+	$2 == "vmap_area" && $3 == "lazy" && open[$1] && !a { a = $4 " " $5 }
+	a && $2 == "vmap_area" && $3 == "purge" && ($4 " " $5) == a { print NR, last[$1]; exit }' vmalloc.ptt >at
+read -r pline tline <at && [ -n "$tline" ] || fail "no purge after a TLBI of an area freed inside an operation"
+awk -v p="$pline" -v t="$tline" 'NR == FNR { if (FNR == p) moved = $0; next }
+	FNR == t { print moved } FNR != p { print }' vmalloc.ptt vmalloc.ptt >early.ptt
+pf replay early.ptt
+expect_rc 1
+out_has "^  signature: I2/stale-tlb/perm/purged-with-stale-tlb/other$"
+out_lacks "returned-with-stale-tlb"
 echo "ok: $CASE ($lazy lazy, $purge purge events)"
