@@ -13,6 +13,8 @@
  *   page_free pa=           a table frame unhooked earlier and now published
  *                           again as a fresh, zeroed table
  *   begin/end               the workload's operations (marker instructions)
+ *   vmap_area lazy/purge    mm/vmalloc.c's purge list: free_vmap_area_noflush() entered,
+ *                           purge_vmap_node() entered (after the purge's TLB flush)
  *
  * Recording starts and stops at marker instructions executed by the workload
  * (an unallocated HINT, a NOP on hardware, see MARKER below) and follows
@@ -25,6 +27,10 @@
  *   out      text trace to write (.ptt)
  *   lin      linear-map offset: VA = PA + lin (default 0xffff000000000000 - ram)
  *   ram      guest RAM base (virt: 0x40000000); ramsize guest RAM size
+ *   vmap_lazy, vmap_purge   the addresses of free_vmap_area_noflush() and purge_vmap_node()
+ *            (from the guest's /proc/kallsyms, nokaslr); with them the byte offsets
+ *            va_start, va_end, va_list (struct vmap_area) and vn_purge_list, vn_purge_work
+ *            (struct vmap_node), from the kernel's BTF; without them no vmap_area events
  *
  * Build: cc -shared -fPIC -O2 -I<qemu>/include/qemu $(pkg-config --cflags glib-2.0) ptt_plugin.c -o ptt_plugin.so
  */
@@ -98,6 +104,7 @@ static GPtrArray *lines;
 struct insert { guint pos; guint seq; char *line; };
 static GArray *inserts;
 static uint64_t n_ev[16];
+static uint64_t n_vmap_lazy, n_vmap_purge;	/* vmap_area events (see vmap_instrument()) */
 enum { C_WRITE, C_DSB, C_DMB, C_ISB, C_TLBI, C_TTBR, C_ALLOC, C_FREE, C_OP, C_SNAP, C_NOZERO, C_HIDDEN };
 
 static void emit(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
@@ -410,6 +417,7 @@ static void write_out(void)
 		out_path, lines->len + inserts->len, n_ev[C_WRITE], n_ev[C_SNAP], n_ev[C_DSB], n_ev[C_DMB],
 		n_ev[C_ISB], n_ev[C_TLBI], n_ev[C_TTBR], n_ev[C_ALLOC], n_ev[C_NOZERO], n_ev[C_FREE], n_ev[C_OP],
 		n_zva);
+	fprintf(stderr, "ptt: vmap_area lazy %" PRIu64 ", purge %" PRIu64 "\n", n_vmap_lazy, n_vmap_purge);
 }
 
 static gint insert_cmp(gconstpointer a, gconstpointer b)
@@ -747,6 +755,125 @@ static void on_store(unsigned cpu, qemu_plugin_meminfo_t info, uint64_t vaddr, v
 	g_mutex_unlock(&lock);
 }
 
+/* ---- the purge list of mm/vmalloc.c, from the kernel's own functions ----
+ * free_vmap_area_noflush(struct vmap_area *va): the unmapped area [va_start, va_end) goes on the
+ * purge list with its TLB flush deferred.  purge_vmap_node(struct work_struct *work): called by
+ * __purge_vmap_area_lazy() (directly or as vn->purge_work) after its flush_tlb_kernel_range()
+ * of the lazy areas; it hands every area of vn->purge_list back to the allocator. */
+static uint64_t vmap_lazy_fn, vmap_purge_fn;
+static int64_t off_va_start = -1, off_va_end = -1, off_va_list = -1, off_vn_purge_list = -1,
+	       off_vn_purge_work = -1;
+
+static bool read_u64(unsigned cpu, uint64_t va, uint64_t *out)
+{
+	GByteArray *b = vcpus[cpu].buf;
+	g_byte_array_set_size(b, 0);
+	if (va < KERNEL_VA || !qemu_plugin_read_memory_vaddr(va, b, 8))
+		return false;
+	memcpy(out, b->data, 8);
+	return true;
+}
+
+static bool read_area(unsigned cpu, uint64_t va, uint64_t *start, uint64_t *end)
+{
+	return read_u64(cpu, va + off_va_start, start) && read_u64(cpu, va + off_va_end, end) && *end > *start &&
+	       *start >= KERNEL_VA;
+}
+
+INSN_CB(on_vmap_lazy)
+{
+	(void)ud;
+	if (state != ST_REC)
+		return;
+	uint64_t va = reg(cpu, vcpus[cpu].x[0]), start, end;
+	g_mutex_lock(&lock);
+	if (state == ST_REC) {
+		if (read_area(cpu, va, &start, &end)) {
+			emit("cpu%u vmap_area lazy va=0x%" PRIx64 " len=0x%" PRIx64, cpu, start, end - start);
+			n_vmap_lazy++;
+		} else {
+			emit("# cpu%u free_vmap_area_noflush(0x%" PRIx64 "): vmap_area unreadable", cpu, va);
+		}
+	}
+	g_mutex_unlock(&lock);
+}
+
+INSN_CB(on_vmap_purge)
+{
+	(void)ud;
+	if (state != ST_REC)
+		return;
+	uint64_t head = reg(cpu, vcpus[cpu].x[0]) - off_vn_purge_work + off_vn_purge_list, p, start, end;
+	g_mutex_lock(&lock);
+	if (state != ST_REC) {
+		g_mutex_unlock(&lock);
+		return;
+	}
+	unsigned n = 0;
+	bool ok = read_u64(cpu, head, &p);
+	for (; ok && p != head && n < 1000000; n++) {
+		uint64_t va = p - off_va_list;
+		ok = read_area(cpu, va, &start, &end) && read_u64(cpu, p, &p);
+		if (ok) {
+			emit("cpu%u vmap_area purge va=0x%" PRIx64 " len=0x%" PRIx64, cpu, start, end - start);
+			n_vmap_purge++;
+		}
+	}
+	if (!ok || p != head)
+		emit("# cpu%u purge_vmap_node(): purge list 0x%" PRIx64 " unreadable after %u areas", cpu, head, n);
+	g_mutex_unlock(&lock);
+}
+
+/* Instrument the entries of the two functions (called for every kernel instruction translated). */
+static void vmap_instrument(struct qemu_plugin_insn *insn, uint64_t pc)
+{
+	if (pc == vmap_lazy_fn)
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vmap_lazy, QEMU_PLUGIN_CB_R_REGS, NULL);
+	else if (pc == vmap_purge_fn)
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_vmap_purge, QEMU_PLUGIN_CB_R_REGS, NULL);
+}
+
+/* vmap_lazy=, vmap_purge=, va_start=, ...: true if k is one of them */
+static bool vmap_arg(const char *k, const char *val)
+{
+	static const struct { const char *k; int64_t *off; } offs[] = {
+		{ "va_start", &off_va_start }, { "va_end", &off_va_end }, { "va_list", &off_va_list },
+		{ "vn_purge_list", &off_vn_purge_list }, { "vn_purge_work", &off_vn_purge_work },
+	};
+	if (!strcmp(k, "vmap_lazy")) {
+		vmap_lazy_fn = strtoull(val, NULL, 0);
+		return true;
+	}
+	if (!strcmp(k, "vmap_purge")) {
+		vmap_purge_fn = strtoull(val, NULL, 0);
+		return true;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(offs); i++) {
+		if (!strcmp(k, offs[i].k)) {
+			*offs[i].off = strtoll(val, NULL, 0);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The arguments given agree: both functions and every offset, or none of them. */
+static bool vmap_args_ok(void)
+{
+	bool any = vmap_lazy_fn || vmap_purge_fn || off_va_start >= 0 || off_va_end >= 0 || off_va_list >= 0 ||
+		   off_vn_purge_list >= 0 || off_vn_purge_work >= 0;
+	bool all = vmap_lazy_fn >= KERNEL_VA && vmap_purge_fn >= KERNEL_VA && off_va_start >= 0 &&
+		   off_va_end >= 0 && off_va_list >= 0 && off_vn_purge_list >= 0 && off_vn_purge_work >= 0;
+	if (any && !all) {
+		fprintf(stderr, "ptt: vmap_lazy=, vmap_purge= (kernel addresses), va_start=, va_end=, va_list=, "
+			"vn_purge_list= and vn_purge_work= go together\n");
+		return false;
+	}
+	if (!any)
+		fprintf(stderr, "ptt: no vmap_lazy=/vmap_purge=: the trace will not name lazily freed vmap areas\n");
+	return true;
+}
+
 static bool insn_is_atomic(uint32_t i)
 {
 	return (i & 0x3f000000u) == 0x08000000u	/* load/store exclusive, CAS */
@@ -770,6 +897,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		if (!kernel)
 			continue;	/* user space does not touch page tables or issue TLBIs */
+		vmap_instrument(insn, pc);
 		if ((w & 0xfffff0ffu) == 0xd503309fu && bar_dom[(w >> 8) & 15])
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_dsb, QEMU_PLUGIN_CB_R_REGS,
 							       (void *)bar_dom[(w >> 8) & 15]);
@@ -863,6 +991,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			ram_base = strtoull(val, NULL, 0);
 		else if (!strcmp(k, "ramsize"))
 			ram_size = strtoull(val, NULL, 0);
+		else if (vmap_arg(k, val))
+			;
 		else {
 			fprintf(stderr, "ptt: unknown argument %s\n", k);
 			return -1;
@@ -872,6 +1002,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "ptt: out=FILE is required\n");
 		return -1;
 	}
+	if (!vmap_args_ok())
+		return -1;
 	live_bm = g_malloc0((ram_size >> PAGE_SHIFT) / 8 + 1);
 	tables = g_hash_table_new(g_direct_hash, g_direct_equal);
 	lines = g_ptr_array_new();

@@ -20,7 +20,7 @@
 #
 # From a fresh Debian 12 (x86-64) machine: installs the named build
 # dependencies that are missing (gcc-aarch64-linux-gnu, libc6-dev-arm64-cross,
-# gcc, cpio, xz-utils, zstd; with sudo when not root), downloads - never
+# gcc, cpio, xz-utils, zstd, python3; with sudo when not root), downloads - never
 # installs - Debian sid's arm64 kernel, busybox-static:arm64, QEMU 10.0 from bookworm-backports, the runtime
 # libraries that QEMU needs and the host lacks (unpacked beside QEMU in the
 # cache, used through LD_LIBRARY_PATH by QEMU alone) and QEMU's source
@@ -74,6 +74,7 @@ command -v gcc >/dev/null || need+=(gcc)
 command -v cpio >/dev/null || need+=(cpio)
 command -v xz >/dev/null || need+=(xz-utils)
 command -v zstd >/dev/null || need+=(zstd)
+command -v python3 >/dev/null || need+=(python3)	# btf-dump.py: the vmap_area offsets
 if [ ${#need[@]} -gt 0 ]; then
 	# only these named packages (and what they need); it refuses if any installed package would change
 	sh "$HERE/apt-install.sh" "${need[@]}" || exit 1
@@ -169,9 +170,43 @@ fi
 mkdir -p "$(dirname "$OUT")"
 TXT=$BUILD/$(basename "${OUT%.zst}")
 APPEND="console=ttyAMA0 nokaslr panic=-1 ptt_iters=$ITERS ptt_mode=$MODE"
+# The plugin's vmap_area events (mm/vmalloc.c's purge list) hook free_vmap_area_noflush() and
+# purge_vmap_node(): their addresses from the guest's own /proc/kallsyms (a short boot without
+# the plugin, ptt_mode=kallsyms, cached per kernel; nokaslr keeps them), the offsets of the
+# struct vmap_area / vmap_node fields it reads from the kernel's BTF (btf-dump.py).
+VMAP=
+SYMS=$CACHE/kallsyms-$KABI
+if [ ! -s "$SYMS" ]; then
+	log "symbol boot: free_vmap_area_noflush and purge_vmap_node from the guest's /proc/kallsyms"
+	LD_LIBRARY_PATH=$QLD timeout 600 "$QEMU" -L "$ROOT/qemu/usr/share/qemu" -M virt -cpu "$CPU" -smp 1 -m "$MEM" \
+		-nographic -no-reboot -nic none -kernel "$KERNEL" -initrd "$BUILD/initrd.gz" \
+		-append "console=ttyAMA0 nokaslr panic=-1 ptt_mode=kallsyms" > "$BUILD/kallsyms.log" 2>&1 || true
+	sed -n 's/^ptt-sym: \([0-9a-f]*\) [tT] \([a-z_]*\).*/\2 0x\1/p' "$BUILD/kallsyms.log" > "$SYMS.new"
+	if [ "$(wc -l < "$SYMS.new")" = 2 ]; then mv "$SYMS.new" "$SYMS"; else rm -f "$SYMS.new"; fi
+fi
+btfoff() {	# btfoff STRUCT MEMBER: the byte offset of MEMBER in the BTF dump $BUILD/vmap-btf.txt
+	awk -v s="'$1'" -v m="'$2'" '$2 == "STRUCT" { in_s = $3 == s; next } /^\[/ { in_s = 0 }
+		in_s && $1 == m { sub("bits_offset=", "", $3); print $3 / 8; exit }' "$BUILD/vmap-btf.txt"
+}
+python3 "$HERE/btf-dump.py" "$KERNEL" --structs vmap_area vmap_node > "$BUILD/vmap-btf.txt" 2>&1 || true
+lazy=$(awk '$1 == "free_vmap_area_noflush" {print $2}' "$SYMS" 2>/dev/null || true)
+purge=$(awk '$1 == "purge_vmap_node" {print $2}' "$SYMS" 2>/dev/null || true)
+offs=
+for f in vmap_area:va_start vmap_area:va_end vmap_area:list:va_list vmap_node:purge_list:vn_purge_list \
+	 vmap_node:purge_work:vn_purge_work; do
+	IFS=: read -r st mb arg <<<"$f"
+	o=$(btfoff "$st" "$mb")
+	[ -n "$o" ] && offs+=",${arg:-$mb}=$o"
+done
+if [ -n "$lazy" ] && [ -n "$purge" ] && [ "$(tr -cd , <<<"$offs" | wc -c)" = 5 ]; then
+	VMAP=",vmap_lazy=$lazy,vmap_purge=$purge$offs"
+	log "vmap_area events: free_vmap_area_noflush $lazy, purge_vmap_node $purge${offs//,/ }"
+else
+	log "warning: no vmap_area events (kallsyms: '${lazy:-?}' '${purge:-?}', BTF offsets: '${offs:-?}'; $BUILD/kallsyms.log, $BUILD/vmap-btf.txt): a lazy vfree() will look like a missing TLBI"
+fi
 CMD=("$QEMU" -L "$ROOT/qemu/usr/share/qemu" -M virt -cpu "$CPU" -smp "$SMP" -m "$MEM" -nographic
      -no-reboot -nic none -kernel "$KERNEL" -initrd "$BUILD/initrd.gz" -append "$APPEND"
-     -plugin "$BUILD/ptt_plugin.so,out=$TXT,ramsize=$((MEM << 20))")
+     -plugin "$BUILD/ptt_plugin.so,out=$TXT,ramsize=$((MEM << 20))$VMAP")
 log "booting ($KPKG, QEMU $QVER, -cpu $CPU -smp $SMP -m $MEM)"
 rm -f "$TXT"
 t0=$(date +%s%N)
