@@ -768,7 +768,7 @@ static bool read_u64(unsigned cpu, uint64_t va, uint64_t *out)
 {
 	GByteArray *b = vcpus[cpu].buf;
 	g_byte_array_set_size(b, 0);
-	if (va < KERNEL_VA || !qemu_plugin_read_memory_vaddr(va, b, 8))
+	if (va < kern_va || !qemu_plugin_read_memory_vaddr(va, b, 8))
 		return false;
 	memcpy(out, b->data, 8);
 	return true;
@@ -777,7 +777,7 @@ static bool read_u64(unsigned cpu, uint64_t va, uint64_t *out)
 static bool read_area(unsigned cpu, uint64_t va, uint64_t *start, uint64_t *end)
 {
 	return read_u64(cpu, va + off_va_start, start) && read_u64(cpu, va + off_va_end, end) && *end > *start &&
-	       *start >= KERNEL_VA;
+	       *start >= kern_va;
 }
 
 INSN_CB(on_vmap_lazy)
@@ -862,7 +862,8 @@ static bool vmap_args_ok(void)
 {
 	bool any = vmap_lazy_fn || vmap_purge_fn || off_va_start >= 0 || off_va_end >= 0 || off_va_list >= 0 ||
 		   off_vn_purge_list >= 0 || off_vn_purge_work >= 0;
-	bool all = vmap_lazy_fn >= KERNEL_VA && vmap_purge_fn >= KERNEL_VA && off_va_start >= 0 &&
+	/* TCR_EL1 is not read yet: any TTBR1 address, down to a 52-bit VA space's first. */
+	bool all = vmap_lazy_fn >= 0 - (1ull << 52) && vmap_purge_fn >= 0 - (1ull << 52) && off_va_start >= 0 &&
 		   off_va_end >= 0 && off_va_list >= 0 && off_vn_purge_list >= 0 && off_vn_purge_work >= 0;
 	if (any && !all) {
 		fprintf(stderr, "ptt: vmap_lazy=, vmap_purge= (kernel addresses), va_start=, va_end=, va_list=, "
