@@ -14,6 +14,7 @@
 
 static const char *const names[PTM_COUNT] = {
 	"insert", "delete", "duplicate", "swap", "split", "retarget", "move-cpu", "schedule", "cpus", "tweak",
+	"window",
 };
 
 const char *ptm_name(enum ptm_kind k) { return k < PTM_COUNT ? names[k] : "?"; }
@@ -48,6 +49,10 @@ static size_t rec_len(size_t size, const size_t *off, size_t n, size_t i)
 static const uint8_t tag_of_kind[] = {
 	0, 3, 5, 8, 10, 11, 14, 15, 17, 18, 19, 20, 21, 22, 24, 27, 28, 29,
 };
+#define TAG_VMALLOC 15
+#define TAG_VMAP 17
+#define TAG_HUGETLB 20
+#define TAG_THREAD 22
 #define TAG_SCHED 24
 #define TAG_MIGRATE 27
 #define TAG_IRQ 28
@@ -78,6 +83,175 @@ static size_t delete_at(uint8_t *data, size_t size, size_t pos, size_t len)
 	return size - len;
 }
 
+/* ---- windows inside kernel ops ---- */
+
+/* The va of a literal record of kind (its first schema key is va for every kernel kind), or 0. */
+static uint64_t literal_va(const uint8_t *r, size_t len)
+{
+	const struct pt_kind_schema *s = len > 5 ? pt_kind_schema(r[2]) : NULL;
+	if (!s || !s->keys[0].name || s->keys[0].field != PT_F_VA)
+		return 0;
+	uint64_t v = 0;
+	for (size_t i = 5, sh = 0; i < len && sh < 64; i++, sh += 7) {
+		v |= (uint64_t)(r[i] & 0x7f) << sh;
+		if (!(r[i] & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+/* What a record is to a window: a kernel op (and its CPU byte), a kernel hugetlb set, a
+ * small kernel mapping, a thread. */
+struct rec_class { bool kernel, huge_set, kmap, thread; uint8_t cpu; };
+
+static struct rec_class classify(const uint8_t *r, size_t len)
+{
+	struct rec_class c = { 0 };
+	if (r[0] == PT_PROG_LITERAL) {
+		if (len < 5)
+			return c;
+		uint8_t kind = r[2];
+		c.cpu = r[3];
+		c.kmap = kind == PT_EV_VMALLOC || kind == PT_EV_VMAP;
+		c.kernel = c.kmap || kind == PT_EV_VUNMAP || kind == PT_EV_VFREE ||
+			   (kind == PT_EV_HUGETLB && literal_va(r, len) >= 0xffff000000000000ull);
+		c.huge_set = c.kernel && kind == PT_EV_HUGETLB && r[4] == PT_HUGE_SET;
+		c.thread = kind == PT_EV_THREAD;
+		return c;
+	}
+	uint8_t t = r[0] % 32;
+	c.cpu = len > 1 ? r[1] : 0;
+	c.kmap = t >= TAG_VMALLOC && t <= TAG_VMAP && !(len > 4 && r[4] & 1);	/* not huge: a PTE table */
+	c.kernel = (t >= TAG_VMALLOC && t <= 19) || (t == TAG_HUGETLB && len > 2 && r[2] & 0x80);
+	c.huge_set = t == TAG_HUGETLB && c.kernel && len > 5 && r[5] % 8 < 3;
+	c.thread = t == TAG_THREAD || t == TAG_THREAD + 1;
+	return c;
+}
+
+/* A fresh kernel op of the kinds whose middle matters: a 4K-64K vmalloc (a lazy-MMU
+ * section), a 2M huge vmalloc (a PTE table freed for a block), a 64K or 32M kernel hugetlb
+ * set (a contiguous range). */
+static void fresh_kernel_op(uint8_t *rec, uint64_t *rng)
+{
+	for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+		rec[b] = (uint8_t)next(rng);
+	switch (below(rng, 3)) {
+	case 0:
+		rec[0] = TAG_VMALLOC;
+		rec[3] = (uint8_t)below(rng, 4);	/* 4K, 16K, 60K, 64K */
+		rec[4] &= ~1u;
+		break;
+	case 1:
+		rec[0] = TAG_VMALLOC;
+		rec[3] = 6;				/* 2M */
+		rec[4] |= 1;
+		break;
+	default:
+		rec[0] = TAG_HUGETLB;
+		rec[2] |= 0x80;
+		rec[3] = next(rng) & 1 ? 0 : 2;		/* 64K or 32M */
+		rec[5] = 0;				/* set */
+		rec[6] &= 0x7f;
+		break;
+	}
+}
+
+/*
+ * Open a window in the middle of a kernel op K (one of the input's, or a fresh one): a
+ * thread record right before it, so that a thread on K's CPU runs K; right after it what
+ * that CPU does while the thread is stopped a few stores into K (an IRQ, or a kernel access
+ * through an area that surely exists, each with its record's stop-the-thread bit); and, if
+ * no small kernel mapping comes before the program's first thread, one at the start, which
+ * gives the IRQ its existing PTE table and the access its area.  A kernel hugetlb set K may
+ * first get a set again over it with a new page (set_huge_pte_at() breaking a live
+ * contiguous range), which the thread then runs.  Each piece is a record random mutation
+ * makes too; together, four or five records in one step (the windows of lazy-mmu-irq,
+ * hugetlb-user-flush-for-kernel and kernel-pgtable-flush-no-isb, which random inputs hit
+ * about once in thousands).  The decoder's contracts still apply to every record.
+ */
+static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t n, uint64_t *rng)
+{
+	uint8_t rec[PT_PROG_RECORD];
+	size_t k = n;
+	/* K among the first records (a program decodes PT_PROG_MAX_OPS of them at most) */
+	size_t span = n < PT_PROG_MAX_OPS / 2 ? n : PT_PROG_MAX_OPS / 2;
+	if (span && below(rng, 3)) {
+		size_t i0 = below(rng, span);
+		for (size_t t = 0; t < span && k == n; t++) {
+			size_t i = (i0 + t) % span;
+			if (classify(data + off[i], rec_len(size, off, n, i)).kernel)
+				k = i;
+		}
+	}
+	if (k == n) {
+		fresh_kernel_op(rec, rng);
+		size_t pos = span ? off[below(rng, span)] : size;
+		size_t m = insert_at(data, size, max, pos, rec, PT_PROG_RECORD);
+		if (m == size)
+			return size;
+		size = m;
+		n = ptm_records(data, size, off, MAX_RECORDS);
+		for (k = 0; k < n && off[k] != pos; k++)
+			;
+		if (k == n)
+			return size;
+	}
+	size_t klen = rec_len(size, off, n, k), kpos = off[k], after = kpos + klen;
+	struct rec_class c = classify(data + kpos, klen);
+	bool front = true;
+	for (size_t i = 0; i < k && front; i++) {
+		struct rec_class p = classify(data + off[i], rec_len(size, off, n, i));
+		if (p.thread)
+			break;
+		front = !p.kmap;
+	}
+
+	/* what the CPU does meanwhile (inserted first: the highest offset) */
+	for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+		rec[b] = (uint8_t)next(rng);
+	if (c.huge_set || next(rng) & 1) {
+		rec[0] = TAG_ACCESS;
+		rec[6] |= 0x80;		/* a kernel access ... */
+		rec[7] |= 0x80;		/* ... after stopping the thread */
+	} else {
+		rec[0] = TAG_IRQ;
+		rec[7] |= 0x80;
+	}
+	if (c.huge_set && next(rng) & 1)
+		rec[7] = (uint8_t)((rec[7] & ~0x5fu) | 0x80 | (16 + below(rng, 16)));	/* past the clears */
+	size_t m = insert_at(data, size, max, after, rec, PT_PROG_RECORD);
+	if (m == size)
+		return size;
+	size = m;
+	size_t tpos = kpos;
+	if (c.huge_set && next(rng) & 1) {
+		/* set it again with a new page: the thread runs that set */
+		for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+			rec[b] = (uint8_t)next(rng);
+		rec[0] = TAG_HUGETLB;
+		rec[2] |= 0x80;
+		rec[5] = 0;
+		rec[6] |= 0x80;		/* a page the program set */
+		rec[7] |= 1;		/* a new page */
+		size = insert_at(data, size, max, after, rec, PT_PROG_RECORD);
+		tpos = after;
+	}
+	memset(rec, 0, sizeof(rec));
+	rec[0] = TAG_THREAD;
+	rec[1] = c.cpu;
+	rec[7] = (uint8_t)next(rng);
+	size = insert_at(data, size, max, tpos, rec, PT_PROG_RECORD);
+	if (front) {
+		for (unsigned b = 0; b < PT_PROG_RECORD; b++)
+			rec[b] = (uint8_t)next(rng);
+		rec[0] = TAG_VMAP;
+		rec[3] = (uint8_t)below(rng, 2);	/* 4K or 16K */
+		rec[4] &= ~7u;				/* pages, slot-aligned */
+		size = insert_at(data, size, max, 1, rec, PT_PROG_RECORD);
+	}
+	return size;
+}
+
 size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, enum ptm_kind *done)
 {
 	static size_t off[MAX_RECORDS];
@@ -92,7 +266,7 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 	}
 	size_t n = ptm_records(data, size, off, MAX_RECORDS);
 	enum ptm_kind k = (enum ptm_kind)below(rng, PTM_COUNT);
-	if (n == 0 && k != PTM_CPUS)
+	if (n == 0 && k != PTM_CPUS && k != PTM_WINDOW)
 		k = PTM_INSERT;
 	size_t i = below(rng, n), j = below(rng, n);
 	uint8_t *r = n ? data + off[i] : NULL;
@@ -191,6 +365,9 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 	}
 	case PTM_CPUS:
 		data[0] = (uint8_t)((data[0] & ~3u) | below(rng, 4));
+		break;
+	case PTM_WINDOW:
+		size = window(data, size, max_size, off, n, rng);
 		break;
 	case PTM_TWEAK:
 		if (ri > 1)

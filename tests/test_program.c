@@ -536,6 +536,69 @@ static void test_mutations_keep_whole_records(void **state)
 	}
 }
 
+/* Does p stop a thread inside a kernel op it runs, and use its CPU meanwhile?  A thread T,
+ * a kernel op issued on T's CPU after T exists (queued to T), then a sched of T by a few
+ * steps and, right after it, an IRQ or a kernel access on that CPU.  *huge: the op was a
+ * kernel hugetlb set of a range set before. */
+static bool has_window(const struct pt_program *p, bool *huge)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		const struct pt_event *t = &p->ev[i];
+		if (t->kind != PT_EV_THREAD)
+			continue;
+		bool op = false, again = false;
+		for (unsigned j = i + 1; j + 1 < p->n; j++) {
+			const struct pt_event *e = &p->ev[j], *f = &p->ev[j + 1];
+			bool kernel = e->kind == PT_EV_VMALLOC || e->kind == PT_EV_VMAP || e->kind == PT_EV_VUNMAP ||
+				      e->kind == PT_EV_VFREE || (e->kind == PT_EV_HUGETLB && e->va >= 0xffff000000000000ull);
+			if (kernel && e->cpu == t->cpu) {
+				op = true;
+				for (unsigned k = 0; k < i && e->kind == PT_EV_HUGETLB; k++)
+					again |= p->ev[k].kind == PT_EV_HUGETLB && p->ev[k].va == e->va;
+			}
+			if (op && e->kind == PT_EV_SCHED && e->tid == t->tid && e->len && f->cpu == t->cpu &&
+			    (f->kind == PT_EV_IRQ || (f->kind == PT_EV_ACCESS && f->va >= 0xffff000000000000ull))) {
+				*huge = again;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
+{
+	(void)state;
+	static uint8_t buf[4096];
+	struct pt_program p;
+	uint64_t rng = 7;
+	unsigned tries = 0, windows = 0, huge = 0;
+	pt_program_init(&p);
+	while (tries < 2000) {
+		/* one CPU, an anonymous mapping: a program with no kernel op and no thread */
+		static const uint8_t start[] = { 0, 0, 0, 0, 0, 4, 0, 3, 0 };
+		memcpy(buf, start, sizeof(start));
+		enum ptm_kind k;
+		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
+		if (k != PTM_WINDOW)
+			continue;
+		tries++;
+		pt_program_decode(buf, n, NULL, &p);
+		assert_valid(&p, PT_PROG_MAX_OPS);
+		bool h = false;
+		if (has_window(&p, &h)) {
+			windows++;
+			huge += h;
+		}
+	}
+	print_message("window: %u of %u mutations stop a thread inside a kernel op (%u a hugetlb set again)\n",
+		      windows, tries, huge);
+	/* one mutation step from a program with neither kernel ops nor threads */
+	assert_true(windows * 2 >= tries);
+	assert_true(huge * 20 >= tries);
+	pt_program_free(&p);
+}
+
 static void test_afl_trim_removes_whole_records(void **state)
 {
 	(void)state;
@@ -581,6 +644,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
+		cmocka_unit_test(test_window_stops_a_thread_inside_a_kernel_op),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
