@@ -101,8 +101,9 @@ static uint64_t literal_va(const uint8_t *r, size_t len)
 }
 
 /* What a record is to a window: a kernel op (and its CPU byte), a kernel hugetlb set, a
- * small kernel mapping, a thread. */
-struct rec_class { bool kernel, huge_set, kmap, thread; uint8_t cpu; };
+ * biased 2M or 4M vmalloc / vmap with huge mappings (and its slot byte), a small kernel
+ * mapping, a thread. */
+struct rec_class { bool kernel, huge_set, huge_map, kmap, thread; uint8_t cpu, slot; };
 
 static struct rec_class classify(const uint8_t *r, size_t len)
 {
@@ -124,6 +125,8 @@ static struct rec_class classify(const uint8_t *r, size_t len)
 	c.kmap = t >= TAG_VMALLOC && t <= TAG_VMAP && !(len > 4 && r[4] & 1);	/* not huge: a PTE table */
 	c.kernel = (t >= TAG_VMALLOC && t <= 19) || (t == TAG_HUGETLB && len > 2 && r[2] & 0x80);
 	c.huge_set = t == TAG_HUGETLB && c.kernel && len > 5 && r[5] % 8 < 3;
+	c.huge_map = t >= TAG_VMALLOC && t <= TAG_VMAP && len > 4 && r[4] & 1 && r[3] % 8 >= 6;
+	c.slot = len > 2 ? r[2] : 0;
 	c.thread = t == TAG_THREAD || t == TAG_THREAD + 1;
 	return c;
 }
@@ -164,7 +167,9 @@ static void fresh_kernel_op(uint8_t *rec, uint64_t *rng)
  * no small kernel mapping comes before the program's first thread, one at the start, which
  * gives the IRQ its existing PTE table and the access its area.  A kernel hugetlb set K may
  * first get a set again over it with a new page (set_huge_pte_at() breaking a live
- * contiguous range), which the thread then runs.  Each piece is a record random mutation
+ * contiguous range), which the thread then runs.  A huge vmalloc / vmap K gets a 4K vmap
+ * and its vunmap in its first 2M at the start, so that a PTE table is there for K to free
+ * (pmd_free_pte_page()), and an access that stops the thread a store or few in.  Each piece is a record random mutation
  * makes too; together, four or five records in one step (the windows of lazy-mmu-irq,
  * hugetlb-user-flush-for-kernel and kernel-pgtable-flush-no-isb, which random inputs hit
  * about once in thousands).  The decoder's contracts still apply to every record.
@@ -219,6 +224,11 @@ static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t
 	}
 	if (c.huge_set && next(rng) & 1)
 		rec[7] = (uint8_t)((rec[7] & ~0x5fu) | 0x80 | (16 + below(rng, 16)));	/* past the clears */
+	if (c.huge_map) {
+		rec[0] = TAG_ACCESS;
+		rec[6] |= 0x80;
+		rec[7] = (uint8_t)(0x80 | below(rng, 4));	/* 1-4 stores in: the table's pmd cleared */
+	}
 	size_t m = insert_at(data, size, max, after, rec, PT_PROG_RECORD);
 	if (m == size)
 		return size;
@@ -241,12 +251,23 @@ static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t
 	rec[1] = c.cpu;
 	rec[7] = (uint8_t)next(rng);
 	size = insert_at(data, size, max, tpos, rec, PT_PROG_RECORD);
-	if (front) {
+	if (front || c.huge_map) {
 		for (unsigned b = 0; b < PT_PROG_RECORD; b++)
 			rec[b] = (uint8_t)next(rng);
 		rec[0] = TAG_VMAP;
 		rec[3] = (uint8_t)below(rng, 2);	/* 4K or 16K */
 		rec[4] &= ~7u;				/* pages, slot-aligned */
+		if (c.huge_map)
+			rec[2] = (uint8_t)(c.slot + 1);	/* not in K's slot */
+		size = insert_at(data, size, max, 1, rec, PT_PROG_RECORD);
+	}
+	if (c.huge_map) {
+		/* before it: a page mapped in K's first 2M and unmapped, its PTE table left */
+		memset(rec, 0, sizeof(rec));
+		rec[0] = TAG_VMAP + 1;	/* vunmap of the one area there is */
+		size = insert_at(data, size, max, 1, rec, PT_PROG_RECORD);
+		rec[0] = TAG_VMAP;
+		rec[2] = c.slot;
 		size = insert_at(data, size, max, 1, rec, PT_PROG_RECORD);
 	}
 	return size;
