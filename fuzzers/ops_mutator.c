@@ -233,6 +233,33 @@ static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t
 	if (m == size)
 		return size;
 	size = m;
+	if (!c.huge_set && !c.huge_map && !below(rng, 4)) {
+		/* or the thread, stopped a store or few in, migrates and finishes on another
+		 * CPU, which then uses what it mapped (__switch_to()'s dsb(ish) is what makes
+		 * the stores visible there): sched, migrate, sched to the end, access, each
+		 * inserted at the same offset before the one inserted before it */
+		rec[0] = TAG_ACCESS;
+		rec[6] |= 0x80;
+		rec[7] = (uint8_t)(rec[7] | 0x80);
+		memcpy(data + after, rec, PT_PROG_RECORD);	/* the access comes last */
+		static const uint8_t steps[3][PT_PROG_RECORD] = {
+			{ TAG_SCHED, 0, 0, 2, 1, 0, 0, 0 },	/* sched pt_write, 1 + byte 5 % 4 steps */
+			{ TAG_MIGRATE, 0, 0, 0, 0, 0, 0, 0 },	/* to another CPU */
+			{ TAG_SCHED, 0, 0, 0, 0, 0, 0, 0 },	/* to the end of its queue */
+		};
+		uint8_t who = rec[4];	/* the same thread in all four: byte % threads */
+		for (int i = 2; i >= 0; i--) {
+			memcpy(rec, steps[i], PT_PROG_RECORD);
+			rec[2] = who;
+			if (i == 0)
+				rec[5] = (uint8_t)below(rng, 4);
+			if (i == 1)
+				rec[3] = (uint8_t)next(rng);
+			size = insert_at(data, size, max, after, rec, PT_PROG_RECORD);
+		}
+		if ((data[0] & 3) == 0)
+			data[0] |= 1;	/* a CPU to migrate to */
+	}
 	size_t tpos = kpos;
 	if (c.huge_set && next(rng) & 1) {
 		/* set it again with a new page: the thread runs that set */

@@ -538,9 +538,9 @@ static void test_mutations_keep_whole_records(void **state)
 
 /* Does p stop a thread inside a kernel op it runs, and use its CPU meanwhile?  A thread T,
  * a kernel op issued on T's CPU after T exists (queued to T), then a sched of T by a few
- * steps and, right after it, an IRQ or a kernel access on that CPU.  *huge: the op was a
- * kernel hugetlb set of a range set before. */
-static bool has_window(const struct pt_program *p, bool *huge)
+ * steps and, right after it, an IRQ or a kernel access on that CPU, or a migration of T.
+ * *huge: the op was a kernel hugetlb set of a range set before; *moved: T migrated. */
+static bool has_window(const struct pt_program *p, bool *huge, bool *moved)
 {
 	for (unsigned i = 0; i < p->n; i++) {
 		const struct pt_event *t = &p->ev[i];
@@ -561,6 +561,11 @@ static bool has_window(const struct pt_program *p, bool *huge)
 				*huge = again;
 				return true;
 			}
+			if (op && e->kind == PT_EV_SCHED && e->tid == t->tid && e->len && f->kind == PT_EV_MIGRATE &&
+			    f->tid == t->tid) {
+				*moved = true;	/* stopped inside it, then moved to another CPU */
+				return true;
+			}
 		}
 	}
 	return false;
@@ -572,7 +577,7 @@ static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 	static uint8_t buf[4096];
 	struct pt_program p;
 	uint64_t rng = 7;
-	unsigned tries = 0, windows = 0, huge = 0;
+	unsigned tries = 0, windows = 0, huge = 0, moved = 0;
 	pt_program_init(&p);
 	while (tries < 2000) {
 		/* one CPU, an anonymous mapping: a program with no kernel op and no thread */
@@ -585,17 +590,19 @@ static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 		tries++;
 		pt_program_decode(buf, n, NULL, &p);
 		assert_valid(&p, PT_PROG_MAX_OPS);
-		bool h = false;
-		if (has_window(&p, &h)) {
+		bool h = false, m = false;
+		if (has_window(&p, &h, &m)) {
 			windows++;
 			huge += h;
+			moved += m;
 		}
 	}
-	print_message("window: %u of %u mutations stop a thread inside a kernel op (%u a hugetlb set again)\n",
-		      windows, tries, huge);
+	print_message("window: %u of %u mutations stop a thread inside a kernel op (%u a hugetlb set again, "
+		      "%u then migrate it)\n", windows, tries, huge, moved);
 	/* one mutation step from a program with neither kernel ops nor threads */
 	assert_true(windows * 2 >= tries);
 	assert_true(huge * 20 >= tries);
+	assert_true(moved * 50 >= tries);
 	pt_program_free(&p);
 }
 
