@@ -6,6 +6,7 @@
  */
 #include "ops_mutator.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "program.h"
@@ -300,6 +301,130 @@ static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t
 	return size;
 }
 
+/* ---- races around a user op ---- */
+
+/* Insert e as a literal record at pos (pt_program_encode()'s record, without its header). */
+static size_t insert_event(uint8_t *data, size_t size, size_t max, size_t pos, const struct pt_event *e,
+			   unsigned cpus)
+{
+	struct pt_header h;
+	char why[128];
+	size_t n;
+	pt_header_default(&h);
+	h.cpus = cpus;
+	uint8_t *lit = pt_program_encode(&h, e, 1, &n, NULL, why, sizeof(why));
+	if (!lit)
+		return size;
+	size = n > 1 ? insert_at(data, size, max, pos, lit + 1, n - 1) : size;
+	free(lit);
+	return size;
+}
+
+/*
+ * A race around a user op U (an mremap, munmap or mprotect of the input): the
+ * shapes of the seed-004 races.  The prefix of the input up to U is decoded, so that
+ * what comes in names U's exact range and the threads by tid, as literal records: a
+ * thread on U's CPU (so that U runs in one) and one on another CPU, then either
+ * (a) a pageout of U's range on the other thread, stopped after 1-3 locks or reads and
+ * maybe one read more (inside its rmap walk), U and its thread to the end, a write through U's new range on
+ * a third CPU, and the pageout to the end; or (b) a read of U's range on the third CPU
+ * first, U stopped after one unlock (past its PTL), a pageout of U's new range on the
+ * other thread to the end, then U to the end.  Four CPUs.  The decoder's contracts
+ * apply to every record.
+ */
+static size_t race_window(uint8_t *data, size_t size, size_t max, size_t *off, size_t n, uint64_t *rng)
+{
+	size_t span = n < PT_PROG_MAX_OPS / 2 ? n : PT_PROG_MAX_OPS / 2, k = n;
+	size_t i0 = below(rng, span ? span : 1);
+	for (size_t t = 0; t < span && k == n; t++) {
+		size_t i = (i0 + t) % span;
+		const uint8_t *r = data + off[i];
+		unsigned tag = r[0] == PT_PROG_LITERAL ? 0 : r[0] % 32u;
+		unsigned kind = r[0] == PT_PROG_LITERAL && rec_len(size, off, n, i) > 2 ? r[2] : 0;
+		if ((tag >= 3 && tag <= 9) || kind == PT_EV_MREMAP || kind == PT_EV_MUNMAP || kind == PT_EV_MPROTECT)
+			k = i;
+	}
+	if (k == n)
+		return size;
+	data[0] |= 3;	/* four CPUs: U's, the racing thread's, the one that touches */
+	struct pt_program p;
+	pt_program_init(&p);
+	size_t upos = off[k], ulen = rec_len(size, off, n, k);
+	pt_program_decode(data, upos, NULL, &p);
+	unsigned before = p.n;
+	uint32_t tid_of[PT_PROG_MAX_CPUS] = { 0 }, next_tid = 16;
+	for (unsigned i = 0; i < p.n; i++) {
+		const struct pt_event *e = &p.ev[i];
+		if (e->kind == PT_EV_THREAD || e->kind == PT_EV_MIGRATE) {
+			unsigned cpu = e->kind == PT_EV_THREAD ? e->cpu : (unsigned)e->len;
+			for (unsigned c = 0; c < PT_PROG_MAX_CPUS; c++)
+				if (tid_of[c] == e->tid)
+					tid_of[c] = 0;
+			if (cpu < PT_PROG_MAX_CPUS)
+				tid_of[cpu] = e->tid;
+		}
+		if (e->kind == PT_EV_THREAD && e->tid >= next_tid)
+			next_tid = e->tid + 1;
+	}
+	pt_program_decode(data, upos + ulen, NULL, &p);
+	struct pt_event u = p.n > before ? p.ev[p.n - 1] : (struct pt_event){ 0 };
+	pt_program_free(&p);
+	if (u.kind != PT_EV_MREMAP && u.kind != PT_EV_MUNMAP && u.kind != PT_EV_MPROTECT)
+		return size;
+	unsigned a = u.cpu % PT_PROG_MAX_CPUS, b = (a + 1) % PT_PROG_MAX_CPUS, c = (a + 2) % PT_PROG_MAX_CPUS;
+	uint64_t dst = u.kind == PT_EV_MREMAP && u.va2 ? u.va2 : u.va;
+	struct pt_event mk[2] = { { 0 } };
+	unsigned nmk = 0;
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned cpu = i ? b : a;
+		if (tid_of[cpu])
+			continue;
+		tid_of[cpu] = next_tid++;
+		mk[nmk++] = (struct pt_event){ .kind = PT_EV_THREAD, .cpu = (uint16_t)cpu, .tid = tid_of[cpu],
+					      .asid = u.asid };
+	}
+	struct pt_event sched_a = { .kind = PT_EV_SCHED, .cpu = (uint16_t)a, .tid = tid_of[a], .op = PT_SCHED_ANY };
+	struct pt_event sched_b = { .kind = PT_EV_SCHED, .cpu = (uint16_t)b, .tid = tid_of[b], .op = PT_SCHED_ANY };
+	struct pt_event pageout = { .kind = PT_EV_PAGEOUT, .cpu = (uint16_t)b, .asid = u.asid };
+	struct pt_event touch = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)c, .asid = u.asid };
+	/* inserted back to front: after U first, then before it */
+	size_t after = upos + ulen;
+	if (next(rng) & 1) {
+		/* (a) pageout stopped inside its rmap walk, U, a write through the new range */
+		size = insert_event(data, size, max, after, &sched_b, 4);
+		touch.va = dst;
+		touch.flags = PT_ACC_WRITE;
+		size = insert_event(data, size, max, after, &touch, 4);
+		size = insert_event(data, size, max, after, &sched_a, 4);
+		struct pt_event stop = sched_b;
+		if (next(rng) & 1) {
+			stop.op = PT_SCHED_READ;	/* and then a read: past the pte it found */
+			stop.len = 1;
+			size = insert_event(data, size, max, upos, &stop, 4);
+		}
+		stop.op = next(rng) & 1 ? PT_SCHED_LOCK : PT_SCHED_READ;
+		stop.len = 1 + below(rng, 3);
+		size = insert_event(data, size, max, upos, &stop, 4);
+		pageout.va = u.va;
+		size = insert_event(data, size, max, upos, &pageout, 4);
+	} else {
+		/* (b) U stopped past its PTL, a pageout of the new range meanwhile */
+		size = insert_event(data, size, max, after, &sched_a, 4);
+		size = insert_event(data, size, max, after, &sched_b, 4);
+		pageout.va = dst;
+		size = insert_event(data, size, max, after, &pageout, 4);
+		struct pt_event stop = sched_a;
+		stop.op = PT_SCHED_UNLOCK;
+		stop.len = 1;
+		size = insert_event(data, size, max, after, &stop, 4);
+		touch.va = u.va;
+		size = insert_event(data, size, max, upos, &touch, 4);
+	}
+	for (unsigned i = nmk; i-- > 0;)
+		size = insert_event(data, size, max, upos, &mk[i], 4);
+	return size;
+}
+
 size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, enum ptm_kind *done)
 {
 	static size_t off[MAX_RECORDS];
@@ -414,9 +539,12 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 	case PTM_CPUS:
 		data[0] = (uint8_t)((data[0] & ~3u) | below(rng, 4));
 		break;
-	case PTM_WINDOW:
-		size = window(data, size, max_size, off, n, rng);
+	case PTM_WINDOW: {
+		/* a kernel op stopped inside, or (a third of the time) a race around a user op */
+		size_t m = below(rng, 3) ? size : race_window(data, size, max_size, off, n, rng);
+		size = m != size ? m : window(data, size, max_size, off, n, rng);
 		break;
+	}
 	case PTM_TWEAK:
 		if (ri > 1)
 			r[1 + below(rng, ri - 1)] ^= (uint8_t)(1u << below(rng, 8));

@@ -512,8 +512,16 @@ static void test_mutations_keep_whole_records(void **state)
 		assert_true(m <= sizeof(buf));
 		by_kind[k]++;
 		size_t nr = ptm_records(buf, m, off, 1024);
-		if (m > 1)
+		if (m > 1 && k != PTM_WINDOW)
 			assert_int_equal((m - 1) % PT_PROG_RECORD, 0);
+		/* a window may add literal records (a race names its tids and range): whole ones */
+		for (size_t i = 0; i < nr && k == PTM_WINDOW; i++) {
+			size_t len = (i + 1 < nr ? off[i + 1] : m) - off[i];
+			if (buf[off[i]] == PT_PROG_LITERAL)
+				assert_true(len >= 2 && len == 2u + buf[off[i] + 1]);
+			else
+				assert_int_equal(len, PT_PROG_RECORD);
+		}
 		if (k == PTM_DELETE && n > 1)
 			assert_int_equal(nr, (n - 1) / PT_PROG_RECORD - 1);
 		if ((k == PTM_DUPLICATE || k == PTM_INSERT) && n > 1 && m != n)
@@ -603,6 +611,34 @@ static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 	assert_true(windows * 2 >= tries);
 	assert_true(huge * 20 >= tries);
 	assert_true(moved * 50 >= tries);
+
+	/* around a user op: a pageout on a second thread stopped inside it, or the mremap
+	 * stopped past its PTL while a pageout of its new range runs (threads by tid) */
+	unsigned races = 0;
+	tries = 0;
+	while (tries < 600) {
+		static const uint8_t start[] = { 3, 0, 0, 0, 0, 4, 0, 3, 0,	/* mmap 2M */
+						 5, 0, 0, 0, 11, 1, 0x80, 0 };	/* mremap it */
+		memcpy(buf, start, sizeof(start));
+		enum ptm_kind k;
+		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
+		if (k != PTM_WINDOW)
+			continue;
+		tries++;
+		pt_program_decode(buf, n, NULL, &p);
+		assert_valid(&p, PT_PROG_MAX_OPS);
+		bool pageout = false, stopped = false, mremap = false;
+		for (unsigned i = 0; i < p.n; i++) {
+			const struct pt_event *e = &p.ev[i];
+			pageout |= e->kind == PT_EV_PAGEOUT;
+			mremap |= e->kind == PT_EV_MREMAP;
+			stopped |= e->kind == PT_EV_SCHED && e->len &&
+				   (e->op == PT_SCHED_LOCK || e->op == PT_SCHED_READ || e->op == PT_SCHED_UNLOCK);
+		}
+		races += pageout && stopped && mremap;
+	}
+	print_message("window: %u of %u mutations of an mremap race a stopped pageout or mremap\n", races, tries);
+	assert_true(races * 5 >= tries);
 	pt_program_free(&p);
 }
 
