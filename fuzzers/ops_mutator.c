@@ -170,10 +170,11 @@ static void fresh_kernel_op(uint8_t *rec, uint64_t *rng)
  * first get a set again over it with a new page (set_huge_pte_at() breaking a live
  * contiguous range), which the thread then runs.  A huge vmalloc / vmap K gets a 4K vmap
  * and its vunmap in its first 2M at the start, so that a PTE table is there for K to free
- * (pmd_free_pte_page()), and an access that stops the thread a store or few in.  Each piece is a record random mutation
- * makes too; together, four or five records in one step (the windows of lazy-mmu-irq,
- * hugetlb-user-flush-for-kernel and kernel-pgtable-flush-no-isb, which random inputs hit
- * about once in thousands).  The decoder's contracts still apply to every record.
+ * (pmd_free_pte_page()), and an access that stops the thread a store or few in.  Each
+ * piece is a record random mutation makes too; together, four to six records in one step
+ * (the windows of lazy-mmu-irq, hugetlb-user-flush-for-kernel, kernel-pgtable-flush-no-isb
+ * and switch-to-no-dsb, which random inputs hit about once in thousands).  The decoder's
+ * contracts still apply to every record.
  */
 static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t n, uint64_t *rng)
 {

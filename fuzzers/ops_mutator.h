@@ -8,8 +8,10 @@
  * an op, retarget an address to a boundary or to a region the program made,
  * move an op to another CPU (and so to the thread running there), perturb the
  * schedule (a sched record's steps, a new sched or migrate), change the CPU
- * count, or open a window inside a kernel op (a thread runs it and is stopped
- * some stores in while its CPU takes an interrupt or touches kernel memory).  Every result is a valid input, because every input is.
+ * count, or open a window: inside a kernel op (a thread runs it and is stopped
+ * some stores in while its CPU takes an interrupt or touches kernel memory, or
+ * migrates), or around a user op (a pageout on another thread stopped inside its
+ * rmap walk, or the op stopped past its PTL, and a third CPU touching the range).  Every result is a valid input, because every input is.
  */
 #ifndef PTFUZZ_OPS_MUTATOR_H
 #define PTFUZZ_OPS_MUTATOR_H
