@@ -322,12 +322,12 @@ static size_t insert_event(uint8_t *data, size_t size, size_t max, size_t pos, c
 }
 
 /*
- * A race around a user op U (an mremap, munmap or mprotect of the input): the
- * shapes of the seed-004 races.  The prefix of the input up to U is decoded, so that
+ * A race around a user op U (an mremap, munmap or mprotect of the input, or a fresh
+ * mapping, touch and move of a page, a PMD or a PUD): the shapes of the seed-004 races.  The prefix of the input up to U is decoded, so that
  * what comes in names U's exact range and the threads by tid, as literal records: a
  * thread on U's CPU (so that U runs in one) and one on another CPU, then either
- * (a) a pageout of U's range on the other thread, stopped after 1-3 locks or reads and
- * maybe one read more (inside its rmap walk), U and its thread to the end, a write through U's new range on
+ * (a) a pageout of U's range on the other thread, stopped inside its rmap walk (half the
+ * time after two locks and the pte read, else 1-3 locks or reads and maybe a read more), U and its thread to the end, a write through U's new range on
  * a third CPU, and the pageout to the end; or (b) a read of U's range on the third CPU
  * first, U stopped after one unlock (past its PTL), a pageout of U's new range on the
  * other thread to the end, then U to the end.  Four CPUs.  The decoder's contracts
@@ -345,8 +345,35 @@ static size_t race_window(uint8_t *data, size_t size, size_t max, size_t *off, s
 		if ((tag >= 3 && tag <= 9) || kind == PT_EV_MREMAP || kind == PT_EV_MUNMAP || kind == PT_EV_MPROTECT)
 			k = i;
 	}
-	if (k == n)
-		return size;
+	if (k == n || !below(rng, 3)) {
+		/* a fresh U: a page, a PMD or a PUD mapped, one page touched, the whole moved
+		 * to an address of the same alignment (the seed-004 races' own shapes) */
+		static const uint64_t va[3] = { 0x10000000, 0x10000000, 0x40000000 };
+		static const uint64_t len[3] = { 0x1000, 0x200000, 0x40000000 };
+		static const uint64_t to[3] = { 0x10004000, 0x10400000, 0xc0000000 };
+		unsigned w = (unsigned)below(rng, 3);
+		struct pt_event e[3] = {
+			{ .kind = PT_EV_MMAP, .va = va[w], .len = len[w], .prot = PT_PROT_READ | PT_PROT_WRITE,
+			  .asid = 1, .flags = PT_MAP_FIXED },
+			{ .kind = PT_EV_TOUCH, .va = va[w], .len = 0x1000, .asid = 1, .flags = PT_ACC_WRITE },
+			{ .kind = PT_EV_MREMAP, .va = va[w], .len = len[w], .va2 = to[w], .len2 = len[w], .asid = 1,
+			  .flags = PT_MREMAP_MAYMOVE | PT_MREMAP_FIXED },
+		};
+		size_t pos = span ? off[below(rng, span)] : size, m = size, at[3];
+		for (int i = 2; i >= 0; i--) {
+			size_t before = m;
+			m = insert_event(data, m, max, pos, &e[i], 4);
+			at[i] = m - before;
+			if (!at[i])
+				return m;
+		}
+		size = m;
+		n = ptm_records(data, size, off, MAX_RECORDS);
+		for (k = 0; k < n && off[k] != pos + at[0] + at[1]; k++)
+			;
+		if (k == n)
+			return size;
+	}
 	data[0] |= 3;	/* four CPUs: U's, the racing thread's, the one that touches */
 	struct pt_program p;
 	pt_program_init(&p);
@@ -398,13 +425,14 @@ static size_t race_window(uint8_t *data, size_t size, size_t max, size_t *off, s
 		size = insert_event(data, size, max, after, &touch, 4);
 		size = insert_event(data, size, max, after, &sched_a, 4);
 		struct pt_event stop = sched_b;
-		if (next(rng) & 1) {
+		bool walk = next(rng) & 1;	/* two locks, then the pte read: inside its rmap walk */
+		if (walk || next(rng) & 1) {
 			stop.op = PT_SCHED_READ;	/* and then a read: past the pte it found */
 			stop.len = 1;
 			size = insert_event(data, size, max, upos, &stop, 4);
 		}
-		stop.op = next(rng) & 1 ? PT_SCHED_LOCK : PT_SCHED_READ;
-		stop.len = 1 + below(rng, 3);
+		stop.op = walk || next(rng) & 1 ? PT_SCHED_LOCK : PT_SCHED_READ;
+		stop.len = walk ? 2 : 1 + below(rng, 3);
 		size = insert_event(data, size, max, upos, &stop, 4);
 		pageout.va = u.va;
 		size = insert_event(data, size, max, upos, &pageout, 4);
