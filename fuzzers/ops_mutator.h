@@ -8,7 +8,10 @@
  * an op, retarget an address to a boundary or to a region the program made,
  * move an op to another CPU (and so to the thread running there), perturb the
  * schedule (a sched record's steps, a new sched or migrate), change the CPU
- * count.  Every result is a valid input, because every input is.
+ * count, or open a window: inside a kernel op (a thread runs it and is stopped
+ * some stores in while its CPU takes an interrupt or touches kernel memory, or
+ * migrates), or around a user op (a pageout on another thread stopped inside its
+ * rmap walk, or the op stopped past its PTL, and a third CPU touching the range).  Every result is a valid input, because every input is.
  */
 #ifndef PTFUZZ_OPS_MUTATOR_H
 #define PTFUZZ_OPS_MUTATOR_H
@@ -18,7 +21,7 @@
 
 /* The mutations, for statistics and afl_custom_describe(). */
 enum ptm_kind { PTM_INSERT, PTM_DELETE, PTM_DUPLICATE, PTM_SWAP, PTM_SPLIT, PTM_RETARGET, PTM_MOVE_CPU,
-		PTM_SCHEDULE, PTM_CPUS, PTM_TWEAK, PTM_COUNT };
+		PTM_SCHEDULE, PTM_CPUS, PTM_TWEAK, PTM_WINDOW, PTM_COUNT };
 
 /*! ptm_name() : a short name of a mutation ("insert", "retarget" ...). */
 const char *ptm_name(enum ptm_kind k);

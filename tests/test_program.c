@@ -512,8 +512,16 @@ static void test_mutations_keep_whole_records(void **state)
 		assert_true(m <= sizeof(buf));
 		by_kind[k]++;
 		size_t nr = ptm_records(buf, m, off, 1024);
-		if (m > 1)
+		if (m > 1 && k != PTM_WINDOW)
 			assert_int_equal((m - 1) % PT_PROG_RECORD, 0);
+		/* a window may add literal records (a race names its tids and range): whole ones */
+		for (size_t i = 0; i < nr && k == PTM_WINDOW; i++) {
+			size_t len = (i + 1 < nr ? off[i + 1] : m) - off[i];
+			if (buf[off[i]] == PT_PROG_LITERAL)
+				assert_true(len >= 2 && len == 2u + buf[off[i] + 1]);
+			else
+				assert_int_equal(len, PT_PROG_RECORD);
+		}
 		if (k == PTM_DELETE && n > 1)
 			assert_int_equal(nr, (n - 1) / PT_PROG_RECORD - 1);
 		if ((k == PTM_DUPLICATE || k == PTM_INSERT) && n > 1 && m != n)
@@ -534,6 +542,104 @@ static void test_mutations_keep_whole_records(void **state)
 		assert_true(m >= 1 && m <= a + b);
 		assert_int_equal((m - 1) % PT_PROG_RECORD, 0);
 	}
+}
+
+/* Does p stop a thread inside a kernel op it runs, and use its CPU meanwhile?  A thread T,
+ * a kernel op issued on T's CPU after T exists (queued to T), then a sched of T by a few
+ * steps and, right after it, an IRQ or a kernel access on that CPU, or a migration of T.
+ * *huge: the op was a kernel hugetlb set of a range set before; *moved: T migrated. */
+static bool has_window(const struct pt_program *p, bool *huge, bool *moved)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		const struct pt_event *t = &p->ev[i];
+		if (t->kind != PT_EV_THREAD)
+			continue;
+		bool op = false, again = false;
+		for (unsigned j = i + 1; j + 1 < p->n; j++) {
+			const struct pt_event *e = &p->ev[j], *f = &p->ev[j + 1];
+			bool kernel = e->kind == PT_EV_VMALLOC || e->kind == PT_EV_VMAP || e->kind == PT_EV_VUNMAP ||
+				      e->kind == PT_EV_VFREE || (e->kind == PT_EV_HUGETLB && e->va >= 0xffff000000000000ull);
+			if (kernel && e->cpu == t->cpu) {
+				op = true;
+				for (unsigned k = 0; k < i && e->kind == PT_EV_HUGETLB; k++)
+					again |= p->ev[k].kind == PT_EV_HUGETLB && p->ev[k].va == e->va;
+			}
+			if (op && e->kind == PT_EV_SCHED && e->tid == t->tid && e->len && f->cpu == t->cpu &&
+			    (f->kind == PT_EV_IRQ || (f->kind == PT_EV_ACCESS && f->va >= 0xffff000000000000ull))) {
+				*huge = again;
+				return true;
+			}
+			if (op && e->kind == PT_EV_SCHED && e->tid == t->tid && e->len && f->kind == PT_EV_MIGRATE &&
+			    f->tid == t->tid) {
+				*moved = true;	/* stopped inside it, then moved to another CPU */
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
+{
+	(void)state;
+	static uint8_t buf[4096];
+	struct pt_program p;
+	uint64_t rng = 7;
+	unsigned tries = 0, windows = 0, huge = 0, moved = 0;
+	pt_program_init(&p);
+	while (tries < 2000) {
+		/* one CPU, an anonymous mapping: a program with no kernel op and no thread */
+		static const uint8_t start[] = { 0, 0, 0, 0, 0, 4, 0, 3, 0 };
+		memcpy(buf, start, sizeof(start));
+		enum ptm_kind k;
+		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
+		if (k != PTM_WINDOW)
+			continue;
+		tries++;
+		pt_program_decode(buf, n, NULL, &p);
+		assert_valid(&p, PT_PROG_MAX_OPS);
+		bool h = false, m = false;
+		if (has_window(&p, &h, &m)) {
+			windows++;
+			huge += h;
+			moved += m;
+		}
+	}
+	print_message("window: %u of %u mutations stop a thread inside a kernel op (%u a hugetlb set again, "
+		      "%u then migrate it)\n", windows, tries, huge, moved);
+	/* one mutation step from a program with neither kernel ops nor threads */
+	assert_true(windows * 2 >= tries);
+	assert_true(huge * 20 >= tries);
+	assert_true(moved * 50 >= tries);
+
+	/* around a user op: a pageout on a second thread stopped inside it, or the mremap
+	 * stopped past its PTL while a pageout of its new range runs (threads by tid) */
+	unsigned races = 0;
+	tries = 0;
+	while (tries < 600) {
+		static const uint8_t start[] = { 3, 0, 0, 0, 0, 4, 0, 3, 0,	/* mmap 2M */
+						 5, 0, 0, 0, 11, 1, 0x80, 0 };	/* mremap it */
+		memcpy(buf, start, sizeof(start));
+		enum ptm_kind k;
+		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
+		if (k != PTM_WINDOW)
+			continue;
+		tries++;
+		pt_program_decode(buf, n, NULL, &p);
+		assert_valid(&p, PT_PROG_MAX_OPS);
+		bool pageout = false, stopped = false, mremap = false;
+		for (unsigned i = 0; i < p.n; i++) {
+			const struct pt_event *e = &p.ev[i];
+			pageout |= e->kind == PT_EV_PAGEOUT;
+			mremap |= e->kind == PT_EV_MREMAP;
+			stopped |= e->kind == PT_EV_SCHED && e->len &&
+				   (e->op == PT_SCHED_LOCK || e->op == PT_SCHED_READ || e->op == PT_SCHED_UNLOCK);
+		}
+		races += pageout && stopped && mremap;
+	}
+	print_message("window: %u of %u mutations of an mremap race a stopped pageout or mremap\n", races, tries);
+	assert_true(races * 5 >= tries);
+	pt_program_free(&p);
 }
 
 static void test_afl_trim_removes_whole_records(void **state)
@@ -581,6 +687,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
+		cmocka_unit_test(test_window_stops_a_thread_inside_a_kernel_op),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
