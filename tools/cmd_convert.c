@@ -14,7 +14,7 @@
 
 void help_convert(FILE *f)
 {
-	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN OUT\n"
+	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN [-o] OUT\n"
 	      "\n"
 	      "Convert a trace between its text (.ptt) and binary (.ptt.zst) encodings,\n"
 	      "losslessly (comments included: a full-line `#` comment is a comment event,\n"
@@ -40,6 +40,7 @@ void help_convert(FILE *f)
 	      "was and nothing is left behind.\n"
 	      "\n"
 	      "options:\n"
+	      "  -o, --output OUT  the trace to write (or OUT after IN)\n"
 	      "  -f, --force   replace an existing OUT\n"
 	      "  --binary      write the binary encoding whatever OUT's name\n"
 	      "  --text        write the text encoding whatever OUT's name\n"
@@ -57,20 +58,23 @@ int cmd_convert(int argc, char **argv)
 		{ "text", no_argument, NULL, 't' },
 		{ "input", no_argument, NULL, 'i' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int forced = -1, c, rc;
 	bool in_fuzz = false;
 	bool force = false;
+	const char *out = NULL;
 	struct pt_error err = { PT_OK, "" };
 	struct pt_reader *r;
 	struct pt_writer *w;
 	struct pt_event ev;
 
-	while ((c = cli_getopt("convert", argc, argv, "fh", longopts)) != -1) {
+	while ((c = cli_getopt("convert", argc, argv, "fo:h", longopts)) != -1) {
 		switch (c) {
 		case 'f': force = true; break;
+		case 'o': out = optarg; break;
 		case 'b':
 		case 't':
 			if (forced != -1 && forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
@@ -82,10 +86,15 @@ int cmd_convert(int argc, char **argv)
 		default: return EXIT_BAD;
 		}
 	}
-	if (argc - optind != 2)
+	if (out && argc - optind != 1)
+		return cli_usage_error("convert", "expected IN and -o OUT, got %d argument%s", argc - optind,
+				       argc - optind == 1 ? "" : "s");
+	if (!out && argc - optind != 2)
 		return cli_usage_error("convert", "expected IN and OUT, got %d argument%s", argc - optind,
 				       argc - optind == 1 ? "" : "s");
-	const char *in = argv[optind], *out = argv[optind + 1];
+	const char *in = argv[optind];
+	if (!out)
+		out = argv[optind + 1];
 	bool to_stdout = !strcmp(out, "-");
 	enum pt_encoding enc = forced != -1 ? (enum pt_encoding)forced
 			       : to_stdout   ? PT_ENC_TEXT
@@ -93,9 +102,8 @@ int cmd_convert(int argc, char **argv)
 
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
-	struct stat st;
-	if (!to_stdout && !force && !stat(out, &st) && S_ISREG(st.st_mode))
-		return cli_usage_error("convert", "%s exists; -f replaces it", out);
+	if (cli_refuse_overwrite("convert", out, force))
+		return EXIT_BAD;
 
 	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
 		unsigned dropped = 0;
