@@ -51,6 +51,38 @@ void help_convert(FILE *f)
 	      f);
 }
 
+/* IN's events into OUT in enc, committed only if all of IN was read; -1 with err set if not. */
+static int convert_stream(const char *in, bool in_fuzz, const char *out, enum pt_encoding enc,
+			  struct pt_error *err)
+{
+	struct pt_reader *r;
+	struct pt_writer *w;
+	struct pt_event ev;
+	int rc;
+
+	r = cli_reader_open(in, in_fuzz, err);
+	if (!r)
+		return -1;
+	w = pt_writer_open(out, enc, pt_reader_header(r), err);
+	if (!w) {
+		cli_reader_close(r);
+		return -1;
+	}
+	while ((rc = pt_reader_next(r, &ev, err)) > 0) {
+		if (pt_writer_put(w, &ev, err)) {
+			rc = -1;
+			break;
+		}
+	}
+	cli_reader_close(r);
+	if (rc < 0) {
+		pt_writer_abort(w);
+		return -1;
+	}
+	errno = 0;
+	return pt_writer_close(w, err) ? -1 : 0;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -62,14 +94,11 @@ int cmd_convert(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int forced = -1, c, rc;
+	int forced = -1, c;
 	bool in_fuzz = false;
 	bool force = false;
 	const char *out = NULL;
 	struct pt_error err = { PT_OK, "" };
-	struct pt_reader *r;
-	struct pt_writer *w;
-	struct pt_event ev;
 
 	while ((c = cli_getopt("convert", argc, argv, "fo:h", longopts)) != -1) {
 		switch (c) {
@@ -114,27 +143,7 @@ int cmd_convert(int argc, char **argv)
 				"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
 		return EXIT_CLEAN;
 	}
-	r = cli_reader_open(in, in_fuzz, &err);
-	if (!r)
-		goto fail;
-	w = pt_writer_open(out, enc, pt_reader_header(r), &err);
-	if (!w) {
-		cli_reader_close(r);
-		goto fail;
-	}
-	while ((rc = pt_reader_next(r, &ev, &err)) > 0) {
-		if (pt_writer_put(w, &ev, &err)) {
-			rc = -1;
-			break;
-		}
-	}
-	cli_reader_close(r);
-	if (rc < 0) {
-		pt_writer_abort(w);
-		goto fail;
-	}
-	errno = 0;
-	if (pt_writer_close(w, &err))
+	if (convert_stream(in, in_fuzz, out, enc, &err))
 		goto fail;
 	return EXIT_CLEAN;
 
