@@ -118,6 +118,12 @@ static void load_known(const char *path, bool must_exist)
 	fclose(f);
 }
 
+static void fail_env(const char *why)
+{
+	fprintf(stderr, "ops_invariants: %s\n", why);
+	exit(2);
+}
+
 static void configure(void)
 {
 	const char *v = getenv("PTFUZZ_VARIANT");
@@ -126,13 +132,9 @@ static void configure(void)
 			fail_config("PTFUZZ_VARIANT names no variant (ptfuzz variants lists them)", v);
 		cfg.variant = v;
 	}
-	const char *c = getenv("PTFUZZ_CONTRACTS");
-	if (c && *c) {
-		if (!strcmp(c, "allow"))
-			cfg.opts.allow_contract = true;
-		else if (strcmp(c, "strict"))
-			fail_config("PTFUZZ_CONTRACTS is 'strict' or 'allow'", c);
-	}
+	char why[160];
+	if (pt_program_opts_from_env(&cfg.opts, why, sizeof(why)))
+		fail_env(why);
 	const char *e = getenv("PTFUZZ_EXPECT");
 	for (const char *p = e; p && *p;) {
 		char *end;
@@ -143,14 +145,6 @@ static void configure(void)
 			fail_config("PTFUZZ_EXPECT is a list of invariants such as I1,I3", e);
 		cfg.expect |= 1u << id;
 		p = *end ? end + 1 : end;
-	}
-	const char *m = getenv("PTFUZZ_MAX_OPS");
-	if (m && *m) {
-		char *end;
-		unsigned long n = strtoul(m, &end, 10);
-		if (*end || n < 1 || n > 4096)
-			fail_config("PTFUZZ_MAX_OPS is a number of records, 1..4096", m);
-		cfg.opts.max_ops = (unsigned)n;
 	}
 	const char *k = getenv("PTFUZZ_KNOWN");
 	if (k && *k) {

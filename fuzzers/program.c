@@ -89,6 +89,30 @@ static const uint64_t huge_size[HUGE_CLASSES] = { K64, M2, M32, G1 };
 
 /* ---- the program being built ---- */
 
+int pt_program_opts_from_env(struct pt_program_opts *o, char *why, size_t why_size)
+{
+	memset(o, 0, sizeof(*o));
+	const char *c = getenv("PTFUZZ_CONTRACTS");
+	if (c && *c && strcmp(c, "strict")) {
+		if (strcmp(c, "allow")) {
+			snprintf(why, why_size, "PTFUZZ_CONTRACTS: expected 'strict' or 'allow', got '%s'", c);
+			return -1;
+		}
+		o->allow_contract = true;
+	}
+	const char *m = getenv("PTFUZZ_MAX_OPS");
+	if (m && *m) {
+		char *end;
+		unsigned long n = strtoul(m, &end, 10);
+		if (*end || n < 1 || n > 4096) {
+			snprintf(why, why_size, "PTFUZZ_MAX_OPS: expected 1..4096, got '%s'", m);
+			return -1;
+		}
+		o->max_ops = (unsigned)n;
+	}
+	return 0;
+}
+
 void pt_program_init(struct pt_program *p)
 {
 	memset(p, 0, sizeof(*p));

@@ -80,6 +80,15 @@ void pt_program_init(struct pt_program *p);
 void pt_program_free(struct pt_program *p);
 
 /*!
+ * pt_program_opts_from_env() : the decoder options of the fuzz harness's environment, read
+ * the same way wherever a program is decoded (the harness, `ptfuzz convert/replay` of a
+ * fuzz input): PTFUZZ_CONTRACTS=strict|allow (unset or empty: strict), PTFUZZ_MAX_OPS=1..4096
+ * (unset or empty: PT_PROG_MAX_OPS).
+ * @return : 0, or -1 with why ("PTFUZZ_X: expected ..., got '...'") filled in.
+ */
+int pt_program_opts_from_env(struct pt_program_opts *o, char *why, size_t why_size);
+
+/*!
  * pt_program_decode() : decode data[0..size) into p (its previous content is
  * replaced; its memory reused).  Total: every input decodes.  o may be NULL.
  * Deterministic: a pure function of the bytes and the options.

@@ -28,6 +28,9 @@ set(PTFUZZ_CLI_CASES
   convert_to_fifo
   convert_existing_output
   interrupted_write_leaves_nothing
+  convert_output_option
+  import_existing_output
+  output_conventions
   stats)
 if(TARGET ptcasemate)
   list(APPEND PTFUZZ_CLI_CASES import_casemate)

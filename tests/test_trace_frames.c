@@ -170,18 +170,41 @@ static void split(const uint8_t *buf, size_t size, const struct trace *t, struct
 	}
 }
 
+/* The frame byte pos of the file falls in. */
+static size_t frame_of(const struct frames *f, size_t pos)
+{
+	size_t k = 0;
+	while (k + 1 < f->n && f->off[k + 1] <= pos)
+		k++;
+	return k;
+}
+
+/* Where frame k ends: the next one's start, or the end of the file (size). */
+static size_t frame_end(const struct frames *f, size_t k, size_t size)
+{
+	return k + 1 < f->n ? f->off[k + 1] : size;
+}
+
+/* A synthetic trace of NEVENTS, encoded into *buf (*size bytes) and split into its frames. */
+static struct trace setup(uint8_t **buf, size_t *size, struct frames *f)
+{
+	struct trace t = synth(NEVENTS);
+	*buf = encode(&t, size);
+	split(*buf, *size, &t, f);
+	return t;
+}
+
 static void test_writer_makes_bounded_frames_with_checksums(void **state)
 {
 	(void)state;
-	struct trace t = synth(NEVENTS);
 	size_t size;
-	uint8_t *buf = encode(&t, &size);
+	uint8_t *buf;
 	struct frames f;
+	struct trace t = setup(&buf, &size, &f);
 
-	split(buf, size, &t, &f);
 	assert_true(f.n >= 4);
 	for (size_t k = 0; k < f.n; k++) {
-		size_t end = k + 1 < f.n ? f.off[k + 1] : size;
+		size_t end = frame_end(&f, k, size);
 		/* magic, then the frame header descriptor: bit 2 is Content_Checksum_flag (RFC 8878) */
 		assert_memory_equal(buf + f.off[k], "\x28\xb5\x2f\xfd", 4);
 		assert_true(buf[f.off[k] + 4] & 0x04);
@@ -224,9 +247,7 @@ static void check_flip(uint8_t *buf, size_t size, size_t pos, uint8_t x, const s
 	/* the events handed out are the frames before the damaged one (k), or - when the flip left
 	 * frame k's content as it was, e.g. it cleared its checksum flag - frame k too: read_back()
 	 * has compared each event with the trace's own */
-	size_t k = 0;
-	while (k + 1 < f->n && f->off[k + 1] <= pos)
-		k++;
+	size_t k = frame_of(f, pos);
 	long before = k ? f->events[k - 1] : 0;
 	if (n != before && n != f->events[k])
 		fail_msg("flip 0x%02x at byte %zu (frame %zu at byte %zu): %ld events handed out, "
@@ -239,20 +260,17 @@ static void check_flip(uint8_t *buf, size_t size, size_t pos, uint8_t x, const s
 static void test_damage_is_reported_at_its_frame_and_none_of_it_is_read(void **state)
 {
 	(void)state;
-	struct trace t = synth(NEVENTS);
 	size_t size;
-	uint8_t *buf = encode(&t, &size);
+	uint8_t *buf;
 	struct frames f;
+	struct trace t = setup(&buf, &size, &f);
 	unsigned errors = 0, flips = 0;
 
-	split(buf, size, &t, &f);
 	for (size_t pos = 0; pos < size; pos++) {
 		/* every byte of each frame's first 16 and last 8 (frame and block headers,
 		 * checksum) two ways, every 401st byte elsewhere */
-		size_t k = 0;
-		while (k + 1 < f.n && f.off[k + 1] <= pos)
-			k++;
-		size_t end = k + 1 < f.n ? f.off[k + 1] : size;
+		size_t k = frame_of(&f, pos);
+		size_t end = frame_end(&f, k, size);
 		bool edge = pos - f.off[k] < 16 || end - pos <= 8;
 		if (!edge && pos % 401)
 			continue;
@@ -274,19 +292,16 @@ static void test_damage_is_reported_at_its_frame_and_none_of_it_is_read(void **s
 static void test_truncation_delivers_whole_frames_only(void **state)
 {
 	(void)state;
-	struct trace t = synth(NEVENTS);
 	size_t size;
-	uint8_t *buf = encode(&t, &size);
+	uint8_t *buf;
 	struct frames f;
+	struct trace t = setup(&buf, &size, &f);
 
-	split(buf, size, &t, &f);
 	for (size_t cut = 1; cut < size; cut += 1201) {
 		struct pt_error err = { 0 };
 		int rc;
 		long n = read_back(buf, cut, &t, &rc, &err);
-		size_t k = 0;
-		while (k + 1 < f.n && f.off[k + 1] <= cut)
-			k++;
+		size_t k = frame_of(&f, cut);
 		long want = k ? f.events[k - 1] : 0;
 		if (f.off[k] == cut)
 			continue;	/* cut at a frame boundary: a clean shorter trace is all zstd can tell */

@@ -46,6 +46,13 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts, co
  */
 void cli_check_stdout(void);
 
+/*!
+ * cli_refuse_overwrite() : the convention of every command that writes a file OUT: an
+ * existing regular OUT is replaced only with -f (a FIFO, a device, - are written to as
+ * they are).  @return : 0 go on, or EXIT_BAD after a usage error naming OUT.
+ */
+int cli_refuse_overwrite(const char *cmd, const char *out, bool force);
+
 /*! cli_display_name() : the name a path is shown under ("-" is stdin). */
 const char *cli_display_name(const char *path);
 

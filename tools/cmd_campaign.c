@@ -78,7 +78,7 @@ void help_campaign(FILE *f)
 	      "  --engine E        afl or libfuzzer (with --resume: the campaign's)\n"
 	      "  --jobs N          fuzzing processes (default 1)\n"
 	      "  --time T          how long this run fuzzes\n"
-	      "  --out DIR         the campaign directory (created if absent)\n"
+	      "  -o, --out DIR     the campaign directory (created if absent)\n"
 	      "  --variant V       fuzz a bug variant (ptfuzz variants), differentially\n"
 	      "  --contracts allow the decoder may break caller contracts (PTFUZZ_CONTRACTS)\n"
 	      "  --resume          continue DIR's campaign (its engine, variant, jobs, time)\n"
@@ -1065,7 +1065,7 @@ int cmd_campaign(int argc, char **argv)
 	int opt;
 
 	optind = 1;
-	while ((opt = cli_getopt("campaign", argc, argv, "h", longopts)) != -1) {
+	while ((opt = cli_getopt("campaign", argc, argv, "o:h", longopts)) != -1) {
 		switch (opt) {
 		case 'h':
 			help_campaign(stdout);
@@ -1088,6 +1088,7 @@ int cmd_campaign(int argc, char **argv)
 						       optarg);
 			have_time = true;
 			break;
+		case 'o':
 		case O_OUT:
 			c.dir = optarg;
 			break;

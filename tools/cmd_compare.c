@@ -99,6 +99,87 @@ static int run_side(struct side *sd, char **files, int n)
 	return status;
 }
 
+/* One op kind's metrics under A and B as {METRIC: {"a", "b", "delta"}}. */
+static void json_kind(struct json *j, const struct pt_op_costs *oa, const struct pt_op_costs *ob)
+{
+	json_object_begin(j);
+	for (unsigned m = 0; m < NMETRIC; m++) {
+		uint64_t va = metric(oa, m), vb = metric(ob, m);
+		if (m >= NBASE && !va && !vb)
+			continue;
+		json_key(j, m >= NBASE ? metric_name(m) + 2 : metric_name(m));
+		json_object_begin(j);
+		json_key(j, "a");
+		json_u64(j, va);
+		json_key(j, "b");
+		json_u64(j, vb);
+		json_key(j, "delta");
+		json_i64(j, (int64_t)(vb - va));
+		json_object_end(j);
+	}
+	json_object_end(j);
+}
+
+static void print_json(const struct side *a, const struct side *b, int ntraces)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "a");
+	json_string(&j, a->name);
+	json_key(&j, "b");
+	json_string(&j, b->name);
+	json_key(&j, "traces");
+	json_u64(&j, (uint64_t)ntraces);
+	json_key(&j, "ops");
+	json_object_begin(&j);
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		const struct pt_op_costs *oa = &a->k.per_op[k], *ob = &b->k.per_op[k];
+		if (!oa->ops && !ob->ops)
+			continue;
+		json_key(&j, pt_kind_name(k));
+		json_kind(&j, oa, ob);
+	}
+	json_object_end(&j);
+	json_key(&j, "violations");
+	json_object_begin(&j);
+	json_key(&j, "a");
+	json_u64(&j, a->violations);
+	json_key(&j, "b");
+	json_u64(&j, b->violations);
+	json_object_end(&j);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+/* One op kind's rows of the table: a metric a line, the kind named on the first. */
+static void print_kind(unsigned k, const struct pt_op_costs *oa, const struct pt_op_costs *ob)
+{
+	for (unsigned m = 0; m < NMETRIC; m++) {
+		uint64_t va = metric(oa, m), vb = metric(ob, m);
+		if (m >= NBASE && !va && !vb)
+			continue;
+		char ratio[16] = "-";
+		if (va)
+			snprintf(ratio, sizeof(ratio), "%.2f", (double)vb / (double)va);
+		printf("  %-10s %-18s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %8s\n",
+		       m == 0 ? pt_kind_name(k) : "", metric_name(m), va, vb, (int64_t)(vb - va), ratio);
+	}
+}
+
+static void print_table(const struct side *a, const struct side *b, int ntraces)
+{
+	printf("compare: A = %s, B = %s, %d trace%s\n", a->name, b->name, ntraces, ntraces == 1 ? "" : "s");
+	printf("  %-10s %-18s %12s %12s %12s %8s\n", "op", "metric", "A", "B", "B - A", "B / A");
+	for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
+		const struct pt_op_costs *oa = &a->k.per_op[k], *ob = &b->k.per_op[k];
+		if (oa->ops || ob->ops)
+			print_kind(k, oa, ob);
+	}
+	printf("  violations: A %" PRIu64 ", B %" PRIu64 "\n", a->violations, b->violations);
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -136,71 +217,10 @@ int cmd_compare(int argc, char **argv)
 	int status = run_side(&a, argv + optind, argc - optind);
 	status = exit_merge(status, run_side(&b, argv + optind, argc - optind));
 
-	if (as_json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_key(&j, "a");
-		json_string(&j, a.name);
-		json_key(&j, "b");
-		json_string(&j, b.name);
-		json_key(&j, "traces");
-		json_u64(&j, (uint64_t)(argc - optind));
-		json_key(&j, "ops");
-		json_object_begin(&j);
-		for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
-			const struct pt_op_costs *oa = &a.k.per_op[k], *ob = &b.k.per_op[k];
-			if (!oa->ops && !ob->ops)
-				continue;
-			json_key(&j, pt_kind_name(k));
-			json_object_begin(&j);
-			for (unsigned m = 0; m < NMETRIC; m++) {
-				uint64_t va = metric(oa, m), vb = metric(ob, m);
-				if (m >= NBASE && !va && !vb)
-					continue;
-				json_key(&j, m >= NBASE ? metric_name(m) + 2 : metric_name(m));
-				json_object_begin(&j);
-				json_key(&j, "a");
-				json_u64(&j, va);
-				json_key(&j, "b");
-				json_u64(&j, vb);
-				json_key(&j, "delta");
-				json_i64(&j, (int64_t)(vb - va));
-				json_object_end(&j);
-			}
-			json_object_end(&j);
-		}
-		json_object_end(&j);
-		json_key(&j, "violations");
-		json_object_begin(&j);
-		json_key(&j, "a");
-		json_u64(&j, a.violations);
-		json_key(&j, "b");
-		json_u64(&j, b.violations);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_end(&j);
-	} else {
-		printf("compare: A = %s, B = %s, %d trace%s\n", a.name, b.name, argc - optind,
-		       argc - optind == 1 ? "" : "s");
-		printf("  %-10s %-18s %12s %12s %12s %8s\n", "op", "metric", "A", "B", "B - A", "B / A");
-		for (unsigned k = 0; k < PT_EV_KIND_COUNT; k++) {
-			const struct pt_op_costs *oa = &a.k.per_op[k], *ob = &b.k.per_op[k];
-			if (!oa->ops && !ob->ops)
-				continue;
-			for (unsigned m = 0; m < NMETRIC; m++) {
-				uint64_t va = metric(oa, m), vb = metric(ob, m);
-				if (m >= NBASE && !va && !vb)
-					continue;
-				char ratio[16] = "-";
-				if (va)
-					snprintf(ratio, sizeof(ratio), "%.2f", (double)vb / (double)va);
-				printf("  %-10s %-18s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %8s\n",
-				       m == 0 ? pt_kind_name(k) : "", metric_name(m), va, vb, (int64_t)(vb - va), ratio);
-			}
-		}
-		printf("  violations: A %" PRIu64 ", B %" PRIu64 "\n", a.violations, b.violations);
-	}
+	if (as_json)
+		print_json(&a, &b, argc - optind);
+	else
+		print_table(&a, &b, argc - optind);
 	cli_check_stdout();
 	return status;
 }

@@ -14,7 +14,7 @@
 
 void help_convert(FILE *f)
 {
-	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN OUT\n"
+	fputs("usage: ptfuzz convert [-f] [--binary | --text] [--input] IN [-o] OUT\n"
 	      "\n"
 	      "Convert a trace between its text (.ptt) and binary (.ptt.zst) encodings,\n"
 	      "losslessly (comments included: a full-line `#` comment is a comment event,\n"
@@ -40,6 +40,7 @@ void help_convert(FILE *f)
 	      "was and nothing is left behind.\n"
 	      "\n"
 	      "options:\n"
+	      "  -o, --output OUT  the trace to write (or OUT after IN)\n"
 	      "  -f, --force   replace an existing OUT\n"
 	      "  --binary      write the binary encoding whatever OUT's name\n"
 	      "  --text        write the text encoding whatever OUT's name\n"
@@ -50,6 +51,38 @@ void help_convert(FILE *f)
 	      f);
 }
 
+/* IN's events into OUT in enc, committed only if all of IN was read; -1 with err set if not. */
+static int convert_stream(const char *in, bool in_fuzz, const char *out, enum pt_encoding enc,
+			  struct pt_error *err)
+{
+	struct pt_reader *r;
+	struct pt_writer *w;
+	struct pt_event ev;
+	int rc;
+
+	r = cli_reader_open(in, in_fuzz, err);
+	if (!r)
+		return -1;
+	w = pt_writer_open(out, enc, pt_reader_header(r), err);
+	if (!w) {
+		cli_reader_close(r);
+		return -1;
+	}
+	while ((rc = pt_reader_next(r, &ev, err)) > 0) {
+		if (pt_writer_put(w, &ev, err)) {
+			rc = -1;
+			break;
+		}
+	}
+	cli_reader_close(r);
+	if (rc < 0) {
+		pt_writer_abort(w);
+		return -1;
+	}
+	errno = 0;
+	return pt_writer_close(w, err) ? -1 : 0;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -57,20 +90,20 @@ int cmd_convert(int argc, char **argv)
 		{ "text", no_argument, NULL, 't' },
 		{ "input", no_argument, NULL, 'i' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int forced = -1, c, rc;
+	int forced = -1, c;
 	bool in_fuzz = false;
 	bool force = false;
+	const char *out = NULL;
 	struct pt_error err = { PT_OK, "" };
-	struct pt_reader *r;
-	struct pt_writer *w;
-	struct pt_event ev;
 
-	while ((c = cli_getopt("convert", argc, argv, "fh", longopts)) != -1) {
+	while ((c = cli_getopt("convert", argc, argv, "fo:h", longopts)) != -1) {
 		switch (c) {
 		case 'f': force = true; break;
+		case 'o': out = optarg; break;
 		case 'b':
 		case 't':
 			if (forced != -1 && forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
@@ -82,10 +115,15 @@ int cmd_convert(int argc, char **argv)
 		default: return EXIT_BAD;
 		}
 	}
-	if (argc - optind != 2)
+	if (out && argc - optind != 1)
+		return cli_usage_error("convert", "expected IN and -o OUT, got %d argument%s", argc - optind,
+				       argc - optind == 1 ? "" : "s");
+	if (!out && argc - optind != 2)
 		return cli_usage_error("convert", "expected IN and OUT, got %d argument%s", argc - optind,
 				       argc - optind == 1 ? "" : "s");
-	const char *in = argv[optind], *out = argv[optind + 1];
+	const char *in = argv[optind];
+	if (!out)
+		out = argv[optind + 1];
 	bool to_stdout = !strcmp(out, "-");
 	enum pt_encoding enc = forced != -1 ? (enum pt_encoding)forced
 			       : to_stdout   ? PT_ENC_TEXT
@@ -93,9 +131,8 @@ int cmd_convert(int argc, char **argv)
 
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
-	struct stat st;
-	if (!to_stdout && !force && !stat(out, &st) && S_ISREG(st.st_mode))
-		return cli_usage_error("convert", "%s exists; -f replaces it", out);
+	if (cli_refuse_overwrite("convert", out, force))
+		return EXIT_BAD;
 
 	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
 		unsigned dropped = 0;
@@ -106,27 +143,7 @@ int cmd_convert(int argc, char **argv)
 				"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
 		return EXIT_CLEAN;
 	}
-	r = cli_reader_open(in, in_fuzz, &err);
-	if (!r)
-		goto fail;
-	w = pt_writer_open(out, enc, pt_reader_header(r), &err);
-	if (!w) {
-		cli_reader_close(r);
-		goto fail;
-	}
-	while ((rc = pt_reader_next(r, &ev, &err)) > 0) {
-		if (pt_writer_put(w, &ev, &err)) {
-			rc = -1;
-			break;
-		}
-	}
-	cli_reader_close(r);
-	if (rc < 0) {
-		pt_writer_abort(w);
-		goto fail;
-	}
-	errno = 0;
-	if (pt_writer_close(w, &err))
+	if (convert_stream(in, in_fuzz, out, enc, &err))
 		goto fail;
 	return EXIT_CLEAN;
 

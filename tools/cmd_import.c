@@ -5,7 +5,7 @@
 
 void help_import_casemate(FILE *f)
 {
-	fputs("usage: ptfuzz import-casemate LOG -o OUT\n"
+	fputs("usage: ptfuzz import-casemate [-f] LOG -o OUT\n"
 	      "\n"
 	      "Import a trace log of Casemate (an offline checker of Arm page-table\n"
 	      "protocols: one s-expression per event) as a ptfuzz trace.  OUT's encoding\n"
@@ -14,6 +14,7 @@ void help_import_casemate(FILE *f)
 	      "\n"
 	      "options:\n"
 	      "  -o, --output OUT   the trace to write (required)\n"
+	      "  -f, --force        replace an existing OUT\n"
 	      "  -h, --help         this help\n"
 	      "\n"
 	      "exit status: 0 imported, 2 bad input or usage.\n",
@@ -24,16 +25,19 @@ int cmd_import_casemate(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL;
+	bool force = false;
 	struct pt_error err = { PT_OK, "" };
 	int c;
 
-	while ((c = cli_getopt("import-casemate", argc, argv, "o:h", longopts)) != -1) {
+	while ((c = cli_getopt("import-casemate", argc, argv, "o:fh", longopts)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'f': force = true; break;
 		case 'h': help_import_casemate(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -42,6 +46,8 @@ int cmd_import_casemate(int argc, char **argv)
 		return cli_usage_error("import-casemate", "expected one LOG, got %d", argc - optind);
 	if (!out)
 		return cli_usage_error("import-casemate", "no output given (-o OUT)");
+	if (cli_refuse_overwrite("import-casemate", out, force))
+		return EXIT_BAD;
 	if (pt_import_casemate(argv[optind], out, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_BAD;

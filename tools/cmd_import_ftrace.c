@@ -7,7 +7,7 @@
 
 void help_import_ftrace(FILE *f)
 {
-	fputs("usage: ptfuzz import-ftrace [--thp always|never|trace] [--no-evidence] TRACE -o OUT\n"
+	fputs("usage: ptfuzz import-ftrace [-f] [--thp always|never|trace] [--no-evidence] TRACE -o OUT\n"
 	      "\n"
 	      "Import ftrace text -- the tracefs `trace` file, `trace_pipe`, or the output\n"
 	      "of `trace-cmd report` -- as an ops-level ptfuzz trace.  The syscall events\n"
@@ -27,6 +27,7 @@ void help_import_ftrace(FILE *f)
 	      "\n"
 	      "options:\n"
 	      "  -o, --output OUT   the trace to write (required)\n"
+	      "  -f, --force        replace an existing OUT\n"
 	      "      --thp MODE     transparent hugepages of the traced kernel: always\n"
 	      "                     (mmaps get order=9), never, or trace (default: what a\n"
 	      "                     `ptfuzz thp:` marker says, never without one)\n"
@@ -41,6 +42,7 @@ int cmd_import_ftrace(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "thp", required_argument, NULL, 't' },
 		{ "no-evidence", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
@@ -48,12 +50,14 @@ int cmd_import_ftrace(int argc, char **argv)
 	};
 	struct pt_ftrace_opts opts = { PT_FTRACE_THP_TRACE, false };
 	const char *out = NULL;
+	bool force = false;
 	struct pt_error err = { PT_OK, "" };
 	int c;
 
-	while ((c = cli_getopt("import-ftrace", argc, argv, "o:h", longopts)) != -1) {
+	while ((c = cli_getopt("import-ftrace", argc, argv, "o:fh", longopts)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
+		case 'f': force = true; break;
 		case 't':
 			if (!strcmp(optarg, "always"))
 				opts.thp = PT_FTRACE_THP_ALWAYS;
@@ -74,6 +78,8 @@ int cmd_import_ftrace(int argc, char **argv)
 		return cli_usage_error("import-ftrace", "expected one TRACE, got %d", argc - optind);
 	if (!out)
 		return cli_usage_error("import-ftrace", "no output given (-o OUT)");
+	if (cli_refuse_overwrite("import-ftrace", out, force))
+		return EXIT_BAD;
 	if (pt_import_ftrace_opts(argv[optind], out, &opts, NULL, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_BAD;

@@ -208,20 +208,9 @@ static void record_result(struct replay_run *run, const struct pt_event *ev)
 		run->rec_failed = true;
 }
 
-void replay_file(struct replay_run *run)
+/* The session for r's trace, with its kernel profile and variants, and the recording if asked; false: run->err or run->rec_err says why. */
+static bool replay_open(struct replay_run *run, struct pt_reader *r)
 {
-	struct pt_reader *r;
-	struct pt_event ev;
-	double start = run->progress ? now() : 0;
-	bool shown = false;
-	int rc;
-
-	run->name = cli_display_name(run->path);
-	r = cli_reader_open(run->path, false, &run->err);
-	if (!r) {
-		run->failed = true;
-		return;
-	}
 	run->s = pt_session_new(pt_reader_header(r));
 	run->profile = 0;
 	run->release[0] = '\0';
@@ -244,8 +233,7 @@ void replay_file(struct replay_run *run)
 			     "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)",
 			     run->name, h->cpus, h->granule, h->va_bits);
 		run->failed = true;
-		cli_reader_close(r);
-		return;
+		return false;
 	}
 	if (run->record) {
 		struct pt_header h = *pt_reader_header(r);
@@ -253,54 +241,55 @@ void replay_file(struct replay_run *run)
 		run->rec = pt_writer_open(run->record, pt_encoding_for_path(run->record), &h, &run->rec_err);
 		if (!run->rec) {
 			run->rec_failed = true;
-			cli_reader_close(r);
-			return;
+			return false;
 		}
 	}
-	aring_n = 0;
-	if (run->record || run->context)
-		pt_session_set_tap(run->s, record_tap, run);
-	while ((rc = pt_reader_next(r, &ev, &run->err)) > 0) {
-		if (run->context)
-			ring_put(run->events, &ev);
-		unsigned before = pt_session_nviolations(run->s);
-		uint64_t pt_writes = pt_session_counters(run->s)->pt_writes;
-		unsigned found = pt_session_event(run->s, &ev);
-		if (pt_session_error(run->s)) {
-			/* the model's budget (README "Limits"): the trace is rejected where it went over */
-			pt_error_set(&run->err, PT_ERR_LIMIT, "%s: %s: %s", run->name, pt_reader_where(r),
-				     pt_session_error(run->s));
-			rc = -1;
-			break;
-		}
-		if (found && run->rec)
-			record_model_verdicts(run, before);
-		if (is_op(&ev)) {
-			if (run->fidelity)
-				fid_op_done(&run->fid, run->s, &ev, run->events,
-					    pt_session_counters(run->s)->pt_writes - pt_writes);
-			if (run->rec)
-				record_result(run, &ev);
-		} else if (ev.kind == PT_EV_COMMENT && ev.text && !run->named_variant[0] &&
-			   !strncmp(ev.text, "variant: ", 9)) {
-			/* a minimized reproducer or a corpus trace says which model shows its finding */
-			snprintf(run->named_variant, sizeof(run->named_variant), "%.*s",
-				 (int)strcspn(ev.text + 9, " \t"), ev.text + 9);
-		} else if (ev.kind == PT_EV_KERNEL) {
-			if (run->fidelity)
-				fid_evidence(&run->fid, &ev);
-			/* the kernel's evidence stays beside the model's results */
-			if (run->rec && !run->rec_failed && pt_writer_put(run->rec, &ev, &run->rec_err) < 0)
-				run->rec_failed = true;
-		}
-		run->events++;
-		if (found && run->context)
-			capture_new(run);
-		if (run->progress && !(run->events % PROGRESS_EVERY)) {
-			progress_show(run, start);
-			shown = true;
-		}
+	return true;
+}
+
+/* One event of r's trace through the session; -1 (run->err set) if it took the model over its budget. */
+static int replay_event(struct replay_run *run, struct pt_reader *r, const struct pt_event *ev)
+{
+	if (run->context)
+		ring_put(run->events, ev);
+	unsigned before = pt_session_nviolations(run->s);
+	uint64_t pt_writes = pt_session_counters(run->s)->pt_writes;
+	unsigned found = pt_session_event(run->s, ev);
+	if (pt_session_error(run->s)) {
+		/* the model's budget (README "Limits"): the trace is rejected where it went over */
+		pt_error_set(&run->err, PT_ERR_LIMIT, "%s: %s: %s", run->name, pt_reader_where(r),
+			     pt_session_error(run->s));
+		return -1;
 	}
+	if (found && run->rec)
+		record_model_verdicts(run, before);
+	if (is_op(ev)) {
+		if (run->fidelity)
+			fid_op_done(&run->fid, run->s, ev, run->events,
+				    pt_session_counters(run->s)->pt_writes - pt_writes);
+		if (run->rec)
+			record_result(run, ev);
+	} else if (ev->kind == PT_EV_COMMENT && ev->text && !run->named_variant[0] &&
+		   !strncmp(ev->text, "variant: ", 9)) {
+		/* a minimized reproducer or a corpus trace says which model shows its finding */
+		snprintf(run->named_variant, sizeof(run->named_variant), "%.*s",
+			 (int)strcspn(ev->text + 9, " \t"), ev->text + 9);
+	} else if (ev->kind == PT_EV_KERNEL) {
+		if (run->fidelity)
+			fid_evidence(&run->fid, ev);
+		/* the kernel's evidence stays beside the model's results */
+		if (run->rec && !run->rec_failed && pt_writer_put(run->rec, ev, &run->rec_err) < 0)
+			run->rec_failed = true;
+	}
+	run->events++;
+	if (found && run->context)
+		capture_new(run);
+	return 0;
+}
+
+/* The end of r's trace (rc < 0: it stopped at an error): its checks, the fidelity verdict, r closed, the recording. */
+static void replay_close(struct replay_run *run, struct pt_reader *r, int rc)
+{
 	if (rc < 0) {
 		/* what was valid before the bad spot is still reported, but a
 		 * truncated trace gets no end-of-trace checks */
@@ -308,8 +297,6 @@ void replay_file(struct replay_run *run)
 	} else if (pt_session_finish(run->s) && run->context) {
 		capture_new(run);
 	}
-	if (shown)
-		fputs("\r\033[K", stderr);
 	if (run->fidelity)
 		fid_judge(&run->fid, pt_session_counters(run->s)->pt_writes);
 	cli_reader_close(r);
@@ -321,6 +308,42 @@ void replay_file(struct replay_run *run)
 			run->rec_failed = true;
 		run->rec = NULL;
 	}
+}
+
+void replay_file(struct replay_run *run)
+{
+	struct pt_reader *r;
+	struct pt_event ev;
+	double start = run->progress ? now() : 0;
+	bool shown = false;
+	int rc;
+
+	run->name = cli_display_name(run->path);
+	r = cli_reader_open(run->path, false, &run->err);
+	if (!r) {
+		run->failed = true;
+		return;
+	}
+	if (!replay_open(run, r)) {
+		cli_reader_close(r);
+		return;
+	}
+	aring_n = 0;
+	if (run->record || run->context)
+		pt_session_set_tap(run->s, record_tap, run);
+	while ((rc = pt_reader_next(r, &ev, &run->err)) > 0) {
+		if (replay_event(run, r, &ev) < 0) {
+			rc = -1;
+			break;
+		}
+		if (run->progress && !(run->events % PROGRESS_EVERY)) {
+			progress_show(run, start);
+			shown = true;
+		}
+	}
+	if (shown)
+		fputs("\r\033[K", stderr);
+	replay_close(run, r, rc);
 }
 
 void replay_run_free(struct replay_run *run)

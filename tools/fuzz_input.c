@@ -42,21 +42,10 @@ bool cli_is_fuzz_input(const char *path)
 /* The decoder options of the harness's environment; -1 with err set if they are malformed. */
 static int fuzz_opts(struct pt_program_opts *o, struct pt_error *err)
 {
-	memset(o, 0, sizeof(*o));
-	const char *c = getenv("PTFUZZ_CONTRACTS");
-	if (c && *c && strcmp(c, "strict")) {
-		if (strcmp(c, "allow"))
-			return pt_error_set(err, PT_ERR_USAGE, "PTFUZZ_CONTRACTS: expected 'strict' or 'allow', got '%s'", c);
-		o->allow_contract = true;
-	}
-	const char *m = getenv("PTFUZZ_MAX_OPS");
-	if (m && *m) {
-		char *end;
-		unsigned long n = strtoul(m, &end, 10);
-		if (*end || n < 1 || n > 4096)
-			return pt_error_set(err, PT_ERR_USAGE, "PTFUZZ_MAX_OPS: expected 1..4096, got '%s'", m);
-		o->max_ops = (unsigned)n;
-	}
+	char why[160];
+
+	if (pt_program_opts_from_env(o, why, sizeof(why)))
+		return pt_error_set(err, PT_ERR_USAGE, "%s", why);
 	return 0;
 }
 

@@ -993,6 +993,8 @@ static void drop_asid(struct pt_machine *m, uint16_t asid)
 
 /* ---- frames allocation ---- */
 
+static void frame_release(struct pt_machine *m, uint32_t f);
+
 static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	unsigned n = 1u << ev->order;
@@ -1000,10 +1002,13 @@ static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
 		struct pt_frame *fr = &m->frames.v[f];
 		if (fr->state == PT_FS_TABLE && fr->tbl) {
-			/* allocated while still a table: forget it (the checker judges the free that is missing) */
-			VEC_PUSH(m->table_pool, fr->tbl);
+			/*
+			 * allocated while still a table: forget it as a free would, its walk-cache
+			 * entries with it (they name its table), the checker judges the free that is
+			 * missing
+			 */
+			frame_release(m, f);
 			fr = &m->frames.v[f];
-			fr->tbl = NULL;
 		}
 		fr->order = ev->order;
 		fr->node = ev->node;

@@ -21,13 +21,8 @@ CAPTURE_SH=${CAPTURE_SH:-sh}	# the shell that runs capture.sh (busybox sh in the
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 WORK=$(pwd)
 
-fail() {
-	echo "FAIL [$CASE]: $*" >&2
-	for f in out err; do
-		[ -s "$f" ] && { echo "--- $f:" >&2; head -n 60 "$f" >&2; }
-	done
-	exit 1
-}
+RUNNER_CMD=capture.sh
+. "$REPO/tests/runner.sh"	# fail, expect_rc, err_has
 
 # fake_tracefs DIR: what capture.sh looks at in a 6.1-like tracefs
 fake_tracefs() {
@@ -77,8 +72,6 @@ cap() {
 		BPFTOOL=${BPFTOOL:-$WORK/no-bpftool} $CAPTURE_SH "$CAP" "$@" >out 2>err
 	rc=$?
 }
-expect_rc() { [ "$rc" -eq "$1" ] || fail "'capture.sh $last' exited $rc, expected $1"; }
-err_has() { grep -q -e "$1" err || fail "'capture.sh $last': stderr lacks '$1'"; }
 err_lacks() { ! grep -q -e "$1" err || fail "'capture.sh $last': stderr has '$1'"; }
 has() { grep -q -e "$2" "$1" || fail "'capture.sh $last': $1 lacks '$2'"; }
 lacks() { ! grep -q -e "$2" "$1" || fail "'capture.sh $last': $1 has '$2'"; }

@@ -652,6 +652,92 @@ case_convert_to_fifo() {
 	cmp got want.ptt || fail "what came through the FIFO differs from the converted file"
 }
 
+# ---- the conventions every command keeps (-o OUT, -f, help CMD) ----
+
+# convert takes its output as -o OUT too: the same bytes as IN OUT, and not both at once
+case_convert_output_option() {
+	pf convert "$DATA/clean.ptt" want.ptt.zst
+	expect_rc 0
+	pf convert "$DATA/clean.ptt" -o got.ptt.zst
+	expect_rc 0
+	cmp want.ptt.zst got.ptt.zst || fail "convert -o wrote other bytes than convert IN OUT"
+	pf convert --output=got.ptt want.ptt.zst
+	expect_rc 0
+	cmp got.ptt "$DATA/clean.ptt" >/dev/null 2>&1 || { pf convert "$DATA/clean.ptt" want.ptt &&
+		cmp got.ptt want.ptt; } || fail "convert --output=OUT differs from convert IN OUT"
+	expect_usage_error convert "$DATA/clean.ptt" x.ptt -o y.ptt
+	err_has "expected IN and -o OUT, got 2 arguments"
+	[ -e x.ptt ] || [ -e y.ptt ] && fail "a refused convert wrote its output"
+	expect_usage_error convert "$DATA/clean.ptt" -o got.ptt.zst
+	err_has "got.ptt.zst exists; -f replaces it"
+	pf convert -f "$DATA/clean.ptt" -o got.ptt.zst
+	expect_rc 0
+	cmp want.ptt.zst got.ptt.zst || fail "convert -f -o did not replace got.ptt.zst"
+}
+
+# the importers replace an existing OUT only with -f, as convert does
+case_import_existing_output() {
+	ftrace=$here/../traces/examples/ftrace-6.1-workload.ftrace
+	pf import-ftrace "$ftrace" -o want.ptt
+	expect_rc 0
+	echo old >out.ptt
+	expect_usage_error import-ftrace "$ftrace" -o out.ptt
+	err_has "out.ptt exists; -f replaces it"
+	[ "$(cat out.ptt)" = old ] || fail "import-ftrace without -f changed out.ptt"
+	pf import-ftrace -f "$ftrace" -o out.ptt
+	expect_rc 0
+	cmp want.ptt out.ptt || fail "import-ftrace -f did not replace out.ptt"
+	pf import-ftrace --force "$ftrace" -o - 
+	expect_rc 0
+	cmp want.ptt out || fail "import-ftrace -o - differs from the file"
+	if has_casemate; then
+		pf import-casemate "$DATA/casemate-bbm.log" -o bbm.ptt
+		expect_rc 0
+		cp bbm.ptt want-bbm.ptt
+		echo old >bbm.ptt
+		expect_usage_error import-casemate "$DATA/casemate-bbm.log" -o bbm.ptt
+		err_has "bbm.ptt exists; -f replaces it"
+		[ "$(cat bbm.ptt)" = old ] || fail "import-casemate without -f changed bbm.ptt"
+		pf import-casemate -f "$DATA/casemate-bbm.log" -o bbm.ptt
+		expect_rc 0
+		cmp want-bbm.ptt bbm.ptt || fail "import-casemate -f did not replace bbm.ptt"
+	fi
+	return 0
+}
+
+# every command: `ptfuzz help CMD` is its --help; a command that writes a file names it
+# with -o and replaces an existing one only with -f, and says so in its help
+case_output_conventions() {
+	pf --help
+	expect_rc 0
+	cmds=$(sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p' out | sort -u)
+	[ -n "$cmds" ] || fail "no commands in ptfuzz --help"
+	for cmd in $cmds; do
+		[ "$cmd" = help ] && continue
+		pf "$cmd" --help
+		expect_rc 0
+		cp out want
+		pf help "$cmd"
+		expect_rc 0
+		cmp out want || fail "'ptfuzz help $cmd' differs from 'ptfuzz $cmd --help'"
+		out_has "usage: ptfuzz $cmd"
+		out_has "exit status"
+	done
+	for cmd in convert minimize import-ftrace import-casemate; do
+		echo "$cmds" | grep -qx "$cmd" || continue
+		pf help "$cmd"
+		out_has "^  -o, --output"
+		out_has "^  -f, --force"
+	done
+	pf help campaign
+	out_has "^  -o, --out DIR"
+	# -o DIR is --out DIR: what is missing is then the engine, not the directory
+	expect_usage_error campaign -o camp
+	err_has "engine"
+	grep -q -e "--out DIR is required" err && fail "campaign does not take -o DIR for --out DIR"
+	return 0
+}
+
 command -v "case_$CASE" >/dev/null 2>&1 || { echo "no test case '$CASE'" >&2; exit 1; }
 "case_$CASE"
 echo "ok [$CASE]"

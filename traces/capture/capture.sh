@@ -464,7 +464,7 @@ if [ $import = 1 ]; then
 				die 1 "cannot build ptfuzz: build it (README.md) or set PTFUZZ; the ftrace text is in $raw"
 		fi
 	fi
-	(cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace "$(basename "$raw")" -o "$out") ||
+	(cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace -f "$(basename "$raw")" -o "$out") ||
 		die 1 "import failed; the ftrace text is in $raw"
 	say "wrote $out"
 fi

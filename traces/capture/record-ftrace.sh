@@ -209,7 +209,7 @@ out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 raw=${out%.ptt}.ftrace
 case $PTFUZZ in */*) PTFUZZ=$(cd "$(dirname "$PTFUZZ")" && pwd)/$(basename "$PTFUZZ") ;; esac
 cp "$work/ftrace.txt" "$raw"
-(cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace "$(basename "$raw")" -o "$out")
+(cd "$(dirname "$raw")" && "$PTFUZZ" import-ftrace -f "$(basename "$raw")" -o "$out")
 say "wrote $out ($(grep -vc '^[#@]' "$out") events)"
 "$PTFUZZ" replay "$out" || say "replay reported violations or errors (exit $?)"
 say "done in $(( $(date +%s) - t0 )) s"

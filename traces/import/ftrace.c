@@ -456,15 +456,148 @@ static int forget_range(struct ft *x, const struct pending *p, uint16_t asid, ui
 	return 0;
 }
 
-static int do_call(struct ft *x, const struct pending *p, int64_t ret)
+/*
+ * The syscalls, one each: p's call (described in call) into ev (kind, fields) on the
+ * ranges the traced mmaps made in sp.  @return : 1 an op emitted, 0 skipped (said in a
+ * comment), -1 an error.
+ */
+static int do_mmap(struct ft *x, const struct pending *p, const char *call, struct space *sp,
+		   struct pt_event *ev, int64_t ret)
 {
 	const uint64_t *a = p->a;
+	uint64_t va = (uint64_t)ret, len = a[1], flags = a[3];
+	uint64_t s, e;
+
+	page_range(va, len, &s, &e);
+	if (!(flags & L_MAP_ANONYMOUS) || (flags & L_MAP_HUGETLB) || (a[2] & ~(L_PROT_MASK | L_PROT_ARM64))) {
+		const char *why = !(flags & L_MAP_ANONYMOUS) ? "a file mapping (the model maps anonymous memory)"
+				  : (flags & L_MAP_HUGETLB) ? "MAP_HUGETLB (hugetlbfs is not imported)"
+							    : "prot bits beyond PROT_READ|WRITE|EXEC";
+		return skip(x, p, call, why) || forget_range(x, p, ev->asid, s, e) ? -1 : 0;
+	}
+	ev->kind = PT_EV_MMAP;
+	ev->va = va;
+	ev->len = len;
+	ev->prot = (uint8_t)(a[2] & L_PROT_MASK);
+	ev->flags = ((flags & L_MAP_FIXED) ? PT_MAP_FIXED : 0) | ((flags & L_MAP_POPULATE) ? PT_MAP_POPULATE : 0);
+	ev->order = x->thp ? 9 : 0;
+	if (flags & L_MAP_SHARED && comment(x, "line %u: MAP_SHARED: the model maps it private", p->line))
+		return -1;
+	if (put(x, ev) || rs_add(x, sp, s, e))
+		return -1;
+	return 1;
+}
+
+static int do_munmap(struct ft *x, const struct pending *p, const char *call, struct space *sp,
+		     struct pt_event *ev)
+{
+	const uint64_t *a = p->a;
+	uint64_t s, e;
+
+	page_range(a[0], a[1], &s, &e);
+	if (!rs_overlaps(sp, s, e))
+		return skip(x, p, call, "no traced mmap mapped anything there");
+	ev->kind = PT_EV_MUNMAP;
+	ev->va = a[0];
+	ev->len = a[1];
+	if (put(x, ev) || rs_reserve(x, sp))
+		return -1;
+	rs_del(sp, s, e);
+	return 1;
+}
+
+static int do_mprotect(struct ft *x, const struct pending *p, const char *call, struct space *sp,
+		       struct pt_event *ev)
+{
+	const uint64_t *a = p->a;
+	uint64_t s, e;
+
+	page_range(a[0], a[1], &s, &e);
+	if (a[2] & ~(L_PROT_MASK | L_PROT_ARM64))
+		return skip(x, p, call, "prot bits beyond PROT_READ|WRITE|EXEC");
+	if (!rs_covers(sp, s, e))
+		return skip(x, p, call, "not all of the range was mapped by a traced mmap");
+	ev->kind = PT_EV_MPROTECT;
+	ev->va = a[0];
+	ev->len = a[1];
+	ev->prot = (uint8_t)(a[2] & L_PROT_MASK);
+	return put(x, ev) ? -1 : 1;
+}
+
+static int do_madvise(struct ft *x, const struct pending *p, const char *call, struct space *sp,
+		      struct pt_event *ev)
+{
+	const uint64_t *a = p->a;
+	int adv = advice_of(a[2]);
+	uint64_t s, e;
+
+	page_range(a[0], a[1], &s, &e);
+	if (adv < 0)
+		return skip(x, p, call, "an advice the model does not take");
+	if (!rs_covers(sp, s, e))
+		return skip(x, p, call, "not all of the range was mapped by a traced mmap");
+	ev->kind = PT_EV_MADVISE;
+	ev->op = (uint8_t)adv;
+	ev->va = a[0];
+	ev->len = a[1];
+	return put(x, ev) ? -1 : 1;
+}
+
+static int do_mremap(struct ft *x, const struct pending *p, const char *call, struct space *sp,
+		     struct pt_event *ev, int64_t ret)
+{
+	const uint64_t *a = p->a;
+	uint64_t old = a[0], old_len = a[1], new_len = a[2], flags = a[3], nva = (uint64_t)ret;
+	uint64_t s, e, ns, ne;
+
+	page_range(old, old_len, &s, &e);
+	page_range(nva, new_len, &ns, &ne);
+	if (!old_len || (flags & ~L_MREMAP_FLAGS) || !rs_covers(sp, s, e)) {
+		/* what the kernel did, the model cannot: it loses the old range (unless the
+		 * kernel left it mapped), and the new one is unknown */
+		const char *why = !old_len ? "old_len 0 (a shared-mapping duplicate)"
+				  : (flags & ~L_MREMAP_FLAGS) ? "unknown flags"
+							      : "not all of the range was mapped by a traced mmap";
+		if (skip(x, p, call, why))
+			return -1;
+		if (old_len && !(flags & 4) && forget_range(x, p, ev->asid, s, e))
+			return -1;
+		return forget_range(x, p, ev->asid, ns, ne) ? -1 : 0;
+	}
+	ev->kind = PT_EV_MREMAP;
+	ev->va = old;
+	ev->len = old_len;
+	ev->va2 = nva;
+	ev->len2 = new_len;
+	ev->flags = (uint32_t)(flags & L_MREMAP_FLAGS);
+	if (nva != old && !(flags & PT_MREMAP_FIXED) &&
+	    comment(x, "line %u: the kernel moved it to 0x%llx (new_va=): kept as asked, without MREMAP_FIXED",
+		    p->line, (unsigned long long)nva))
+		return -1;
+	if (put(x, ev) || rs_reserve(x, sp))
+		return -1;
+	if (nva == old && !(flags & 2)) {
+		if (ne < e)
+			rs_del(sp, ne, e);	/* shrunk in place */
+		else if (rs_add(x, sp, s, ne))	/* grown in place */
+			return -1;
+	} else {
+		if (!(flags & 4))	/* MREMAP_DONTUNMAP leaves the old range mapped (empty) */
+			rs_del(sp, s, e);
+		if (rs_add(x, sp, ns, ne))
+			return -1;
+	}
+	return 1;
+}
+
+static int do_call(struct ft *x, const struct pending *p, int64_t ret)
+{
 	char call[256];
 	uint16_t asid;
-	uint64_t s, e;
 	struct pt_event ev = { .cpu = (uint16_t)p->cpu };
 	bool addr_ret = p->sc == SC_MMAP || p->sc == SC_MREMAP;
 	bool ok = addr_ret ? !(ret < 0 && ret >= -4095) : ret == 0;
+	int rc;
 
 	x->info.syscalls++;
 	describe(p, ret, call, sizeof(call));
@@ -480,111 +613,15 @@ static int do_call(struct ft *x, const struct pending *p, int64_t ret)
 		return -1;
 
 	switch (p->sc) {
-	case SC_MMAP: {
-		uint64_t va = (uint64_t)ret, len = a[1], flags = a[3];
-		page_range(va, len, &s, &e);
-		if (!(flags & L_MAP_ANONYMOUS) || (flags & L_MAP_HUGETLB) || (a[2] & ~(L_PROT_MASK | L_PROT_ARM64))) {
-			const char *why = !(flags & L_MAP_ANONYMOUS) ? "a file mapping (the model maps anonymous memory)"
-					  : (flags & L_MAP_HUGETLB) ? "MAP_HUGETLB (hugetlbfs is not imported)"
-								    : "prot bits beyond PROT_READ|WRITE|EXEC";
-			return skip(x, p, call, why) || forget_range(x, p, asid, s, e);
-		}
-		ev.kind = PT_EV_MMAP;
-		ev.va = va;
-		ev.len = len;
-		ev.prot = (uint8_t)(a[2] & L_PROT_MASK);
-		ev.flags = ((flags & L_MAP_FIXED) ? PT_MAP_FIXED : 0) | ((flags & L_MAP_POPULATE) ? PT_MAP_POPULATE : 0);
-		ev.order = x->thp ? 9 : 0;
-		if (flags & L_MAP_SHARED && comment(x, "line %u: MAP_SHARED: the model maps it private", p->line))
-			return -1;
-		if (put(x, &ev) || rs_add(x, sp, s, e))
-			return -1;
-		break;
+	case SC_MMAP: rc = do_mmap(x, p, call, sp, &ev, ret); break;
+	case SC_MUNMAP: rc = do_munmap(x, p, call, sp, &ev); break;
+	case SC_MPROTECT: rc = do_mprotect(x, p, call, sp, &ev); break;
+	case SC_MADVISE: rc = do_madvise(x, p, call, sp, &ev); break;
+	case SC_MREMAP: rc = do_mremap(x, p, call, sp, &ev, ret); break;
+	default: return 0;
 	}
-	case SC_MUNMAP:
-		page_range(a[0], a[1], &s, &e);
-		if (!rs_overlaps(sp, s, e))
-			return skip(x, p, call, "no traced mmap mapped anything there");
-		ev.kind = PT_EV_MUNMAP;
-		ev.va = a[0];
-		ev.len = a[1];
-		if (put(x, &ev) || rs_reserve(x, sp))
-			return -1;
-		rs_del(sp, s, e);
-		break;
-	case SC_MPROTECT:
-		page_range(a[0], a[1], &s, &e);
-		if (a[2] & ~(L_PROT_MASK | L_PROT_ARM64))
-			return skip(x, p, call, "prot bits beyond PROT_READ|WRITE|EXEC");
-		if (!rs_covers(sp, s, e))
-			return skip(x, p, call, "not all of the range was mapped by a traced mmap");
-		ev.kind = PT_EV_MPROTECT;
-		ev.va = a[0];
-		ev.len = a[1];
-		ev.prot = (uint8_t)(a[2] & L_PROT_MASK);
-		if (put(x, &ev))
-			return -1;
-		break;
-	case SC_MADVISE: {
-		int adv = advice_of(a[2]);
-		page_range(a[0], a[1], &s, &e);
-		if (adv < 0)
-			return skip(x, p, call, "an advice the model does not take");
-		if (!rs_covers(sp, s, e))
-			return skip(x, p, call, "not all of the range was mapped by a traced mmap");
-		ev.kind = PT_EV_MADVISE;
-		ev.op = (uint8_t)adv;
-		ev.va = a[0];
-		ev.len = a[1];
-		if (put(x, &ev))
-			return -1;
-		break;
-	}
-	case SC_MREMAP: {
-		uint64_t old = a[0], old_len = a[1], new_len = a[2], flags = a[3], nva = (uint64_t)ret;
-		uint64_t ns, ne;
-		page_range(old, old_len, &s, &e);
-		page_range(nva, new_len, &ns, &ne);
-		if (!old_len || (flags & ~L_MREMAP_FLAGS) || !rs_covers(sp, s, e)) {
-			/* what the kernel did, the model cannot: it loses the old range (unless the
-			 * kernel left it mapped), and the new one is unknown */
-			const char *why = !old_len ? "old_len 0 (a shared-mapping duplicate)"
-					  : (flags & ~L_MREMAP_FLAGS) ? "unknown flags"
-								      : "not all of the range was mapped by a traced mmap";
-			if (skip(x, p, call, why))
-				return -1;
-			if (old_len && !(flags & 4) && forget_range(x, p, asid, s, e))
-				return -1;
-			return forget_range(x, p, asid, ns, ne);
-		}
-		ev.kind = PT_EV_MREMAP;
-		ev.va = old;
-		ev.len = old_len;
-		ev.va2 = nva;
-		ev.len2 = new_len;
-		ev.flags = (uint32_t)(flags & L_MREMAP_FLAGS);
-		if (nva != old && !(flags & PT_MREMAP_FIXED) &&
-		    comment(x, "line %u: the kernel moved it to 0x%llx (new_va=): kept as asked, without MREMAP_FIXED",
-			    p->line, (unsigned long long)nva))
-			return -1;
-		if (put(x, &ev) || rs_reserve(x, sp))
-			return -1;
-		if (nva == old && !(flags & 2)) {
-			if (ne < e)
-				rs_del(sp, ne, e);	/* shrunk in place */
-			else if (rs_add(x, sp, s, ne))	/* grown in place */
-				return -1;
-		} else {
-			if (!(flags & 4))	/* MREMAP_DONTUNMAP leaves the old range mapped (empty) */
-				rs_del(sp, s, e);
-			if (rs_add(x, sp, ns, ne))
-				return -1;
-		}
-		break;
-	}
-	default:
-		return 0;
-	}
+	if (rc <= 0)
+		return rc;
 	x->info.ops++;
 	x->emitted = true;
 	return 0;
