@@ -579,6 +579,20 @@ static bool has_window(const struct pt_program *p, bool *huge, bool *moved)
 	return false;
 }
 
+/* One mutation step of start (len bytes) in buf; a window step's program decoded into p. */
+static bool window_mutant(uint8_t *buf, size_t cap, const uint8_t *start, size_t len, uint64_t *rng,
+			  struct pt_program *p)
+{
+	enum ptm_kind k;
+	memcpy(buf, start, len);
+	size_t n = ptm_mutate(buf, len, cap, rng, &k);
+	if (k != PTM_WINDOW)
+		return false;
+	pt_program_decode(buf, n, NULL, p);
+	assert_valid(p, PT_PROG_MAX_OPS);
+	return true;
+}
+
 static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 {
 	(void)state;
@@ -590,14 +604,9 @@ static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 	while (tries < 2000) {
 		/* one CPU, an anonymous mapping: a program with no kernel op and no thread */
 		static const uint8_t start[] = { 0, 0, 0, 0, 0, 4, 0, 3, 0 };
-		memcpy(buf, start, sizeof(start));
-		enum ptm_kind k;
-		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
-		if (k != PTM_WINDOW)
+		if (!window_mutant(buf, sizeof(buf), start, sizeof(start), &rng, &p))
 			continue;
 		tries++;
-		pt_program_decode(buf, n, NULL, &p);
-		assert_valid(&p, PT_PROG_MAX_OPS);
 		bool h = false, m = false;
 		if (has_window(&p, &h, &m)) {
 			windows++;
@@ -619,14 +628,9 @@ static void test_window_stops_a_thread_inside_a_kernel_op(void **state)
 	while (tries < 600) {
 		static const uint8_t start[] = { 3, 0, 0, 0, 0, 4, 0, 3, 0,	/* mmap 2M */
 						 5, 0, 0, 0, 11, 1, 0x80, 0 };	/* mremap it */
-		memcpy(buf, start, sizeof(start));
-		enum ptm_kind k;
-		size_t n = ptm_mutate(buf, sizeof(start), sizeof(buf), &rng, &k);
-		if (k != PTM_WINDOW)
+		if (!window_mutant(buf, sizeof(buf), start, sizeof(start), &rng, &p))
 			continue;
 		tries++;
-		pt_program_decode(buf, n, NULL, &p);
-		assert_valid(&p, PT_PROG_MAX_OPS);
 		bool pageout = false, stopped = false, mremap = false;
 		for (unsigned i = 0; i < p.n; i++) {
 			const struct pt_event *e = &p.ev[i];
