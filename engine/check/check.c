@@ -999,6 +999,9 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 				continue;
 			bool found;
 			uint64_t va = entry_va(c, pf, idx, &found);
+			if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) &&
+			    va < PT_LINEAR_MAP_END)
+				continue;	/* the linear map aliases all of RAM, allocated or free */
 			report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
 			       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
 			       "already have been walked (no DSB since the store)",
