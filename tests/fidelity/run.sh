@@ -33,6 +33,19 @@ variant() {
 	return 0
 }
 
+# The shipped capture NAME has COUNT __split_huge_pmd() calls on a PMD that was not huge
+# (comments: they split nothing); its ftrace without the PMD values is imported and replayed
+# --strict into nopmd.ptt / out, where those calls are the divergences (exit 1).
+split_nothing_then_without_pmd() {
+	[ "$(grep -c 'ptk___split_huge_pmd at 0x[0-9a-f]* on pmd 0x[0-9a-f]* (.*): nothing split$' \
+		"$EXAMPLES/$1.ptt")" -eq "$2" ] || fail "expected $2 split_huge_pmd calls that split nothing"
+	sed 's/ pmdval=0x[0-9a-f]*//' "$EXAMPLES/$1.ftrace" >nopmd.ftrace
+	pf import-ftrace nopmd.ftrace -o nopmd.ptt
+	expect_rc 0
+	pf replay --strict nopmd.ptt
+	expect_rc 1
+}
+
 case $CASE in
 agree)
 	# evidence that agrees: 0 divergences, and --strict passes
@@ -212,13 +225,7 @@ shipped_61)
 	# FINDINGS.md: 4 calls of __split_huge_pmd() on a PMD that was not huge split nothing and
 	# are comments; taken as splits (the capture without the PMD values) they are the only
 	# disagreements
-	[ "$(grep -c 'ptk___split_huge_pmd at 0x[0-9a-f]* on pmd 0x[0-9a-f]* (.*): nothing split$' \
-		"$EXAMPLES/ftrace-6.1-workload.ptt")" -eq 4 ] || fail "expected 4 split_huge_pmd calls that split nothing"
-	sed 's/ pmdval=0x[0-9a-f]*//' "$EXAMPLES/ftrace-6.1-workload.ftrace" >nopmd.ftrace
-	pf import-ftrace nopmd.ftrace -o nopmd.ptt
-	expect_rc 0
-	pf replay --strict nopmd.ptt
-	expect_rc 1
+	split_nothing_then_without_pmd ftrace-6.1-workload 4
 	out_has 'kernel evidence: 366 events for 130 of 155 ops (13 after no op), 4 divergences (__split_huge_pmd x4)$'
 	out_has 'divergence 1 (__split_huge_pmd) at event 78: cpu0 munmap va=0xffffae100000 len=1M asid=2'
 	;;
@@ -230,13 +237,7 @@ shipped_72)
 	out_has 'ftrace-7.2-workload.ptt: 539 events, 0 violations'
 	out_lacks 'ran as kernel profile 6.1'
 	out_has 'kernel evidence: 343 events for 124 of 149 ops (13 after no op), 0 divergences$'
-	[ "$(grep -c 'ptk___split_huge_pmd at 0x[0-9a-f]* on pmd 0x[0-9a-f]* (.*): nothing split$' \
-		"$EXAMPLES/ftrace-7.2-workload.ptt")" -eq 3 ] || fail "expected 3 split_huge_pmd calls that split nothing"
-	sed 's/ pmdval=0x[0-9a-f]*//' "$EXAMPLES/ftrace-7.2-workload.ftrace" >nopmd.ftrace
-	pf import-ftrace nopmd.ftrace -o nopmd.ptt
-	expect_rc 0
-	pf replay --strict nopmd.ptt
-	expect_rc 1
+	split_nothing_then_without_pmd ftrace-7.2-workload 3
 	out_has 'kernel evidence: 346 events for 124 of 149 ops (13 after no op), 3 divergences (__split_huge_pmd x3)$'
 	out_has 'divergence 1 (__split_huge_pmd) at event 182: cpu1 munmap va=0xffff99b00000 len=1M asid=2'
 	;;
