@@ -23,8 +23,8 @@
 
 void help_triage(FILE *f)
 {
-	fputs("usage: ptfuzz triage [--variant V] DIR\n"
-	      "       ptfuzz triage --merge OUT DIR...\n"
+	fputs("usage: ptfuzz triage [--json] [-q] [--variant V] DIR\n"
+	      "       ptfuzz triage [--json] [-q] --merge OUT DIR...\n"
 	      "\n"
 	      "Re-triage the campaign in DIR (ptfuzz campaign --out DIR) with the model\n"
 	      "as it is now: every crash the engine kept is replayed again under the\n"
@@ -47,6 +47,17 @@ void help_triage(FILE *f)
 	      "options:\n"
 	      "  --variant V   re-triage under another variant (default: the campaign's)\n"
 	      "  --merge OUT   merge the campaigns' findings into OUT\n"
+	      "  --json        one JSON document on standard output instead of the table:\n"
+	      "                {\"dir\", \"engine\", \"variant\", \"crashes\", \"findings\":\n"
+	      "                [{\"signature\", \"invariant\", \"dir\", \"state\": \"still\"|\"fixed\",\n"
+	      "                \"crash_bin\", \"repro_ptt\" (true, false, null: none), \"crashes_now\",\n"
+	      "                \"crashes\"}], \"new\": [{\"signature\", \"crashes_now\"}], \"still\",\n"
+	      "                \"no_finding\"}; with --merge {\"out\", \"campaigns\", \"findings\":\n"
+	      "                [{\"signature\", \"invariant\", \"dir\", \"crashes\", \"repro_from\",\n"
+	      "                \"found\": [{\"campaign\", \"engine\", \"variant\", \"crashes\",\n"
+	      "                \"repro_replays\"}]}], \"write_errors\"}\n"
+	      "  -q, --quiet   the verdict line only (\"N of M findings still reproduce\";\n"
+	      "                with --merge the first line); errors are still printed\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "exit status: 0 no finding reproduces any more, 1 some still do (or kept\n"
@@ -197,14 +208,72 @@ static int copy_report(const char *from, const char *to, const struct merged *g,
 }
 
 /* OUT/SAFE/ for one merged finding, built under a temporary name and renamed whole */
+static uint64_t merged_crashes(const struct merged *g)
+{
+	uint64_t crashes = 0;
+
+	for (unsigned i = 0; i < g->nsrc; i++)
+		crashes += g->src[i].f->count;
+	return crashes;
+}
+
+static const char *variant_name(const struct campaign_meta *m)
+{
+	return m->variant[0] ? m->variant : "default";
+}
+
+/* found.json of one merged finding: every campaign it was found by */
+static int write_found_json(const char *path, const struct merged *g)
+{
+	const struct merged_src *b = &g->src[g->best];
+	char when[32];
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fprintf(f, "{\n\"signature\": \"%s\",\n\"invariant\": \"I%u\",\n\"crashes\": %llu,\n\"repro_from\": \"%s\",\n"
+		   "\"found\": [\n", g->sig, g->inv, (unsigned long long)merged_crashes(g), b->dir);
+	for (unsigned i = 0; i < g->nsrc; i++) {
+		const struct merged_src *x = &g->src[i];
+		utc_text(x->f->first_seen, when, sizeof(when));
+		fprintf(f, "{\"campaign\": \"%s\", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
+			   "\"first_seen_utc\": \"%s\", \"ops\": %u, \"repro_replays\": %s}%s\n",
+			x->dir, campaign_engine_name(x->m.engine), variant_name(&x->m),
+			(unsigned long long)x->f->count, when, x->f->ops, x->replays ? "true" : "false",
+			i + 1 < g->nsrc ? "," : "");
+	}
+	fputs("]\n}\n", f);
+	return fclose(f) ? -1 : 0;
+}
+
+/* OUT/NAME replaced by the whole directory tmp; the old one goes only once the new one is in place */
+static int replace_dir(const char *out, const char *name, const char *tmp, char *why, size_t why_size)
+{
+	char final[CAMPAIGN_PATH], old[CAMPAIGN_PATH];
+
+	snprintf(final, sizeof(final), "%s/%s", out, name);
+	snprintf(old, sizeof(old), "%s/.old-%s-%ld", out, name, (long)getpid());
+	if (!access(final, F_OK) && rename(final, old)) {
+		snprintf(why, why_size, "%s: %s", final, strerror(errno));
+		return -1;
+	}
+	if (rename(tmp, final)) {
+		snprintf(why, why_size, "%s: %s", final, strerror(errno));
+		rename(old, final);
+		return -1;
+	}
+	remove_dir(old);
+	return 0;
+}
+
+/* OUT/SAFE/ for one merged finding, built under a temporary name and renamed whole */
 static int merge_write(const char *out, const struct merged *g, char *why, size_t why_size)
 {
-	char tmp[CAMPAIGN_PATH], final[CAMPAIGN_PATH], from[CAMPAIGN_PATH], to[CAMPAIGN_PATH], when[32];
+	char tmp[CAMPAIGN_PATH], from[CAMPAIGN_PATH], to[CAMPAIGN_PATH];
 	const struct merged_src *b = &g->src[g->best];
 	static const char *const files[] = { "repro.ptt", "crash.bin", "report.txt", "report.json" };
 
 	snprintf(tmp, sizeof(tmp), "%s/.tmp-%s-%ld", out, g->dir, (long)getpid());
-	snprintf(final, sizeof(final), "%s/%s", out, g->dir);
 	remove_dir(tmp);
 	if (mkdir(tmp, 0755)) {
 		snprintf(why, why_size, "%s: %s", tmp, strerror(errno));
@@ -219,66 +288,23 @@ static int merge_write(const char *out, const struct merged *g, char *why, size_
 		}
 	}
 	campaign_path(to, sizeof(to), "%s/found.json", tmp);
-	FILE *f = fopen(to, "w");
-	if (!f) {
+	if (write_found_json(to, g)) {
 		snprintf(why, why_size, "%s: %s", to, strerror(errno));
 		goto fail;
 	}
-	uint64_t crashes = 0;
-	for (unsigned i = 0; i < g->nsrc; i++)
-		crashes += g->src[i].f->count;
-	fprintf(f, "{\n\"signature\": \"%s\",\n\"invariant\": \"I%u\",\n\"crashes\": %llu,\n\"repro_from\": \"%s\",\n"
-		   "\"found\": [\n", g->sig, g->inv, (unsigned long long)crashes, b->dir);
-	for (unsigned i = 0; i < g->nsrc; i++) {
-		const struct merged_src *x = &g->src[i];
-		utc_text(x->f->first_seen, when, sizeof(when));
-		fprintf(f, "{\"campaign\": \"%s\", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
-			   "\"first_seen_utc\": \"%s\", \"ops\": %u, \"repro_replays\": %s}%s\n",
-			x->dir, campaign_engine_name(x->m.engine), x->m.variant[0] ? x->m.variant : "default",
-			(unsigned long long)x->f->count, when, x->f->ops, x->replays ? "true" : "false",
-			i + 1 < g->nsrc ? "," : "");
-	}
-	fputs("]\n}\n", f);
-	if (fclose(f)) {
-		snprintf(why, why_size, "%s: %s", to, strerror(errno));
+	if (replace_dir(out, g->dir, tmp, why, why_size))
 		goto fail;
-	}
-	/* the old merge of this signature goes only once the new one is whole */
-	snprintf(from, sizeof(from), "%s/.old-%s-%ld", out, g->dir, (long)getpid());
-	if (!access(final, F_OK) && rename(final, from)) {
-		snprintf(why, why_size, "%s: %s", final, strerror(errno));
-		goto fail;
-	}
-	if (rename(tmp, final)) {
-		snprintf(why, why_size, "%s: %s", final, strerror(errno));
-		rename(from, final);
-		goto fail;
-	}
-	remove_dir(from);
 	return 0;
 fail:
 	remove_dir(tmp);
 	return -1;
 }
 
-static int cmd_merge(const char *self, const char *out, int ndirs, char **dirs)
+/* OUT: new, empty, or an earlier merge (its index.json says "merged"); created if new */
+static int merge_out_check(const char *out)
 {
-	struct campaign_meta *metas = calloc((size_t)ndirs, sizeof(*metas));
-	struct findings_index *idx = calloc((size_t)ndirs, sizeof(*idx));
-	struct merged *g = NULL;
-	unsigned ng = 0;
-	char why[600], path[CAMPAIGN_PATH];
-	int rc = EXIT_BAD;
+	char path[CAMPAIGN_PATH];
 
-	if (!metas || !idx)
-		abort();
-	for (int i = 0; i < ndirs; i++) {
-		if (campaign_meta_read(dirs[i], &metas[i], why, sizeof(why))) {
-			fprintf(stderr, "ptfuzz triage: %s is not a campaign directory (%s)\n", dirs[i], why);
-			goto out;
-		}
-	}
-	/* OUT: new, empty, or an earlier merge (its index.json says "merged") */
 	snprintf(path, sizeof(path), "%s/index.json", out);
 	char *old = read_file(path, NULL);
 	bool is_merge = old && strstr(old, "\"merged\": true");
@@ -292,65 +318,85 @@ static int cmd_merge(const char *self, const char *out, int ndirs, char **dirs)
 		closedir(od);
 		if (!empty && !is_merge) {
 			fprintf(stderr, "ptfuzz triage: %s holds something else than a merge of findings (no index.json with \"merged\": true)\n", out);
-			goto out;
+			return -1;
 		}
 	} else if (mkdir(out, 0755)) {
 		fprintf(stderr, "ptfuzz triage: %s: %s\n", out, strerror(errno));
-		goto out;
+		return -1;
 	}
-	campaign_clean_temps(out);
+	return 0;
+}
+
+/* the merged finding of sig, added if new */
+static struct merged *merged_get(struct merged **g, unsigned *ng, const struct finding *f)
+{
+	for (unsigned j = 0; j < *ng; j++)
+		if (!strcmp((*g)[j].sig, f->sig))
+			return &(*g)[j];
+	*g = realloc(*g, (*ng + 1) * sizeof(**g));
+	if (!*g)
+		abort();
+	struct merged *x = &(*g)[(*ng)++];
+	memset(x, 0, sizeof(*x));
+	snprintf(x->sig, sizeof(x->sig), "%s", f->sig);
+	snprintf(x->dir, sizeof(x->dir), "%s", f->dir);
+	x->inv = f->inv;
+	return x;
+}
+
+/* campaign dir's finding f as one more source of its merged finding x */
+static void merged_add(struct merged *x, const char *dir, const struct campaign_meta *m, const struct finding *f)
+{
+	x->src = realloc(x->src, (x->nsrc + 1) * sizeof(*x->src));
+	if (!x->src)
+		abort();
+	struct merged_src *src = &x->src[x->nsrc++];
+	src->dir = dir;
+	src->m = *m;
+	src->f = f;
+	src->replays = false;
+	const struct finding *best = x->src[x->best].f;
+	/* minimized first, then the fewest ops, then the first campaign named */
+	if (f->minimized > best->minimized || (f->minimized == best->minimized && f->ops < best->ops))
+		x->best = x->nsrc - 1;
+}
+
+/* every whole finding of every campaign, grouped by signature */
+static void merge_collect(int ndirs, char **dirs, const struct campaign_meta *metas,
+			  const struct findings_index *idx, struct merged **g, unsigned *ng)
+{
+	char path[CAMPAIGN_PATH];
 
 	for (int i = 0; i < ndirs; i++) {
-		index_load(dirs[i], &idx[i]);
 		for (unsigned k = 0; k < idx[i].n; k++) {
 			const struct finding *f = &idx[i].f[k];
 			snprintf(path, sizeof(path), "%s/findings/%s/repro.ptt", dirs[i], f->dir);
 			if (access(path, R_OK))	/* counted, but its directory never became whole */
 				continue;
-			struct merged *x = NULL;
-			for (unsigned j = 0; j < ng && !x; j++)
-				if (!strcmp(g[j].sig, f->sig))
-					x = &g[j];
-			if (!x) {
-				g = realloc(g, (ng + 1) * sizeof(*g));
-				if (!g)
-					abort();
-				x = &g[ng++];
-				memset(x, 0, sizeof(*x));
-				snprintf(x->sig, sizeof(x->sig), "%s", f->sig);
-				snprintf(x->dir, sizeof(x->dir), "%s", f->dir);
-				x->inv = f->inv;
-			}
-			x->src = realloc(x->src, (x->nsrc + 1) * sizeof(*x->src));
-			if (!x->src)
-				abort();
-			struct merged_src *src = &x->src[x->nsrc++];
-			src->dir = dirs[i];
-			src->m = metas[i];
-			src->f = f;
-			const struct finding *best = x->src[x->best].f;
-			/* minimized first, then the fewest ops, then the first campaign named */
-			if (f->minimized > best->minimized || (f->minimized == best->minimized && f->ops < best->ops))
-				x->best = x->nsrc - 1;
+			merged_add(merged_get(g, ng, f), dirs[i], &metas[i], f);
 		}
 	}
-	/* does the kept reproducer show the signature under each variant it was found under? */
+}
+
+/* does the kept reproducer show the signature under each variant it was found under? */
+static void merge_check_replays(const char *self, struct merged *g, unsigned ng)
+{
+	char path[CAMPAIGN_PATH];
+
 	for (unsigned j = 0; j < ng; j++) {
 		const struct merged_src *b = &g[j].src[g[j].best];
 		snprintf(path, sizeof(path), "%s/findings/%s/repro.ptt", b->dir, b->f->dir);
 		for (unsigned i = 0; i < g[j].nsrc; i++)
 			g[j].src[i].replays = g[j].inv && repro_shows(self, path, &g[j].src[i].m, g[j].sig);
 	}
+}
 
-	unsigned failed = 0;
-	for (unsigned j = 0; j < ng; j++) {
-		if (merge_write(out, &g[j], why, sizeof(why))) {
-			fprintf(stderr, "ptfuzz triage: %s\n", why);
-			failed++;
-		}
-	}
-	/* OUT/index.json */
+/* OUT/index.json: one line per merged finding, its variants once each */
+static int merge_index_write(const char *out, const struct merged *g, unsigned ng)
+{
+	char path[CAMPAIGN_PATH];
 	size_t cap = 256, n = 0;
+
 	for (unsigned j = 0; j < ng; j++)
 		cap += 256 + g[j].nsrc * 160;
 	char *buf = malloc(cap);
@@ -358,48 +404,145 @@ static int cmd_merge(const char *self, const char *out, int ndirs, char **dirs)
 		abort();
 	n += (size_t)snprintf(buf + n, cap - n, "{\n\"merged\": true,\n\"findings\": [\n");
 	for (unsigned j = 0; j < ng; j++) {
-		uint64_t crashes = 0;
-		for (unsigned i = 0; i < g[j].nsrc; i++)
-			crashes += g[j].src[i].f->count;
 		n += (size_t)snprintf(buf + n, cap - n, "{\"signature\": \"%s\", \"invariant\": \"I%u\", \"dir\": \"%s\", "
 				      "\"crashes\": %llu, \"variants\": [", g[j].sig, g[j].inv, g[j].dir,
-				      (unsigned long long)crashes);
+				      (unsigned long long)merged_crashes(&g[j]));
 		for (unsigned i = 0; i < g[j].nsrc; i++) {
 			bool dup = false;
 			for (unsigned k = 0; k < i; k++)
 				dup |= !strcmp(g[j].src[k].m.variant, g[j].src[i].m.variant);
 			if (!dup)
 				n += (size_t)snprintf(buf + n, cap - n, "%s\"%s\"", i ? ", " : "",
-						      g[j].src[i].m.variant[0] ? g[j].src[i].m.variant : "default");
+						      variant_name(&g[j].src[i].m));
 		}
 		n += (size_t)snprintf(buf + n, cap - n, "], \"campaigns\": %u}%s\n", g[j].nsrc, j + 1 < ng ? "," : "");
 	}
 	n += (size_t)snprintf(buf + n, cap - n, "]\n}\n");
 	snprintf(path, sizeof(path), "%s/index.json", out);
-	if (write_atomic(path, buf, n)) {
+	int rc = write_atomic(path, buf, n);
+	if (rc)
 		fprintf(stderr, "ptfuzz triage: %s: %s\n", path, strerror(errno));
-		failed++;
-	}
 	free(buf);
+	return rc;
+}
 
+static void merge_text(const char *out, int ndirs, const struct merged *g, unsigned ng, bool quiet)
+{
 	printf("merge %s: %d campaigns, %u findings\n", out, ndirs, ng);
+	if (quiet)
+		return;
 	printf("%-4s %-5s %-8s %-9s %-40s %s\n", "#", "inv", "crashes", "campaigns", "variants (repro.ptt replays)",
 	       "signature");
 	for (unsigned j = 0; j < ng; j++) {
-		char vars[512] = "";
+		char vars[512] = "", inv[8];
 		size_t vl = 0;
-		uint64_t crashes = 0;
 		for (unsigned i = 0; i < g[j].nsrc; i++) {
 			const struct merged_src *x = &g[j].src[i];
-			crashes += x->f->count;
 			vl += (size_t)snprintf(vars + vl, vl < sizeof(vars) ? sizeof(vars) - vl : 0, "%s%s(%s)", i ? "," : "",
-					       x->m.variant[0] ? x->m.variant : "default", x->replays ? "yes" : "no");
+					       variant_name(&x->m), x->replays ? "yes" : "no");
 		}
-		char inv[8];
 		snprintf(inv, sizeof(inv), "I%u", g[j].inv);
-		printf("%-4u %-5s %-8llu %-9u %-40s %s\n", j + 1, inv, (unsigned long long)crashes, g[j].nsrc, vars,
-		       g[j].sig);
+		printf("%-4u %-5s %-8llu %-9u %-40s %s\n", j + 1, inv, (unsigned long long)merged_crashes(&g[j]),
+		       g[j].nsrc, vars, g[j].sig);
 	}
+}
+
+/* "I3", or "engine-crash" for a crash of the harness itself (as status.json names it) */
+static void json_invariant(struct json *j, unsigned inv)
+{
+	char s[8];
+
+	snprintf(s, sizeof(s), "I%u", inv);
+	json_string(j, inv ? s : "engine-crash");
+}
+
+static void merge_json(const char *out, int ndirs, const struct merged *g, unsigned ng, unsigned failed)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "out");
+	json_string(&j, out);
+	json_key(&j, "campaigns");
+	json_u64(&j, (uint64_t)ndirs);
+	json_key(&j, "findings");
+	json_array_begin(&j);
+	for (unsigned k = 0; k < ng; k++) {
+		json_object_begin(&j);
+		json_key(&j, "signature");
+		json_string(&j, g[k].sig);
+		json_key(&j, "invariant");
+		json_invariant(&j, g[k].inv);
+		json_key(&j, "dir");
+		json_string(&j, g[k].dir);
+		json_key(&j, "crashes");
+		json_u64(&j, merged_crashes(&g[k]));
+		json_key(&j, "repro_from");
+		json_string(&j, g[k].src[g[k].best].dir);
+		json_key(&j, "found");
+		json_array_begin(&j);
+		for (unsigned i = 0; i < g[k].nsrc; i++) {
+			const struct merged_src *x = &g[k].src[i];
+			json_object_begin(&j);
+			json_key(&j, "campaign");
+			json_string(&j, x->dir);
+			json_key(&j, "engine");
+			json_string(&j, campaign_engine_name(x->m.engine));
+			json_key(&j, "variant");
+			json_string(&j, variant_name(&x->m));
+			json_key(&j, "crashes");
+			json_u64(&j, x->f->count);
+			json_key(&j, "repro_replays");
+			json_bool(&j, x->replays);
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "write_errors");
+	json_u64(&j, failed);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+static int cmd_merge(const char *self, const char *out, int ndirs, char **dirs, bool as_json, bool quiet)
+{
+	struct campaign_meta *metas = calloc((size_t)ndirs, sizeof(*metas));
+	struct findings_index *idx = calloc((size_t)ndirs, sizeof(*idx));
+	struct merged *g = NULL;
+	unsigned ng = 0, failed = 0;
+	char why[600];
+	int rc = EXIT_BAD;
+
+	if (!metas || !idx)
+		abort();
+	for (int i = 0; i < ndirs; i++) {
+		if (campaign_meta_read(dirs[i], &metas[i], why, sizeof(why))) {
+			fprintf(stderr, "ptfuzz triage: %s is not a campaign directory (%s)\n", dirs[i], why);
+			goto out;
+		}
+	}
+	if (merge_out_check(out))
+		goto out;
+	campaign_clean_temps(out);
+	for (int i = 0; i < ndirs; i++)
+		index_load(dirs[i], &idx[i]);
+	merge_collect(ndirs, dirs, metas, idx, &g, &ng);
+	merge_check_replays(self, g, ng);
+	for (unsigned j = 0; j < ng; j++) {
+		if (merge_write(out, &g[j], why, sizeof(why))) {
+			fprintf(stderr, "ptfuzz triage: %s\n", why);
+			failed++;
+		}
+	}
+	if (merge_index_write(out, g, ng))
+		failed++;
+	if (as_json)
+		merge_json(out, ndirs, g, ng, failed);
+	else
+		merge_text(out, ndirs, g, ng, quiet);
 	cli_check_stdout();
 	rc = failed ? EXIT_BAD : ng ? EXIT_VIOLATION : EXIT_CLEAN;
 out:
@@ -413,19 +556,218 @@ out:
 	return rc;
 }
 
-int cmd_triage(int argc, char **argv)
+/* ---- re-triage ---- */
+
+struct retriaged {
+	const struct finding *f;
+	bool have_crash;		/* its crash.bin could be read */
+	bool crash_ok;			/* and shows its signature now */
+	bool repro_ok;			/* its repro.ptt does */
+	unsigned now;			/* kept crashes that do */
+	bool still;			/* it reproduces one way or another */
+};
+
+struct retriage {
+	const char *dir;
+	struct campaign_meta m;		/* the variant it is re-triaged under */
+	struct findings_index idx;
+	unsigned ncrash;		/* crashes the engine kept */
+	unsigned none;			/* of which show no finding now */
+	struct tally *t;		/* the signatures the kept crashes show now */
+	unsigned nt;
+	struct retriaged *r;		/* [idx.n] */
+	unsigned still, fresh;		/* findings that still reproduce; signatures no finding has */
+};
+
+static bool shows_finding(const struct triage_result *r)
+{
+	return r->kind == TRIAGE_FINDING || r->kind == TRIAGE_ENGINE_CRASH;
+}
+
+/* replay the crash file path under m into r; false if it cannot be read */
+static bool triage_file(const struct campaign_meta *m, const char *path, struct triage_result *r)
+{
+	size_t len;
+	char *data = read_file(path, &len);
+
+	if (!data)
+		return false;
+	triage_crash(m, (uint8_t *)data, len, 60, r);
+	free(data);
+	return true;
+}
+
+/* what every crash the engine kept shows now */
+static void tally_crashes(struct retriage *rt)
+{
+	char **list = crash_list(rt->dir, &rt->m, &rt->ncrash);
+
+	for (unsigned i = 0; i < rt->ncrash; i++) {
+		struct triage_result r;
+		if (!triage_file(&rt->m, list[i], &r))
+			continue;
+		if (shows_finding(&r))
+			tally_get(&rt->t, &rt->nt, r.sig)->now++;
+		else
+			rt->none++;
+	}
+	crash_list_free(list, rt->ncrash);
+}
+
+static unsigned tally_now(const struct retriage *rt, const char *sig)
+{
+	for (unsigned k = 0; k < rt->nt; k++)
+		if (!strcmp(rt->t[k].sig, sig))
+			return rt->t[k].now;
+	return 0;
+}
+
+/* does finding f still reproduce: its crash.bin, its repro.ptt, the kept crashes? */
+static void retriage_finding(const struct retriage *rt, const char *self, const struct finding *f,
+			     struct retriaged *x)
+{
+	char path[CAMPAIGN_PATH];
+	struct triage_result r;
+
+	x->f = f;
+	snprintf(path, sizeof(path), "%s/findings/%s/crash.bin", rt->dir, f->dir);
+	x->have_crash = triage_file(&rt->m, path, &r);
+	x->crash_ok = x->have_crash && shows_finding(&r) && !strcmp(r.sig, f->sig);
+	snprintf(path, sizeof(path), "%s/findings/%s/repro.ptt", rt->dir, f->dir);
+	x->repro_ok = f->inv && !access(path, R_OK) && repro_shows(self, path, &rt->m, f->sig);
+	x->now = tally_now(rt, f->sig);
+	x->still = x->crash_ok || x->repro_ok || x->now;
+}
+
+static void retriage_run(struct retriage *rt, const char *self)
+{
+	tally_crashes(rt);
+	rt->r = calloc(rt->idx.n ? rt->idx.n : 1, sizeof(*rt->r));
+	if (!rt->r)
+		abort();
+	for (unsigned i = 0; i < rt->idx.n; i++) {
+		retriage_finding(rt, self, &rt->idx.f[i], &rt->r[i]);
+		rt->still += rt->r[i].still;
+	}
+	for (unsigned k = 0; k < rt->nt; k++)
+		rt->fresh += !index_find(&rt->idx, rt->t[k].sig);
+}
+
+/* -q: the verdict line only */
+static void retriage_text(struct retriage *rt, bool quiet)
+{
+	if (!quiet) {
+		printf("triage %s: %s, variant %s: %u crashes kept, %u findings\n", rt->dir,
+		       campaign_engine_name(rt->m.engine), variant_name(&rt->m), rt->ncrash, rt->idx.n);
+		printf("%-6s %-9s %-9s %-9s  %s\n", "state", "crash.bin", "repro.ptt", "crashes", "signature");
+		for (unsigned i = 0; i < rt->idx.n; i++) {
+			const struct retriaged *x = &rt->r[i];
+			char ratio[32];
+			snprintf(ratio, sizeof(ratio), "%u/%llu", x->now, (unsigned long long)x->f->count);
+			printf("%-6s %-9s %-9s %-9s  %s\n", x->still ? "STILL" : "fixed",
+			       x->have_crash ? (x->crash_ok ? "yes" : "no") : "missing",
+			       x->f->inv ? (x->repro_ok ? "yes" : "no") : "-", ratio, x->f->sig);
+		}
+		for (unsigned k = 0; k < rt->nt; k++)
+			if (!index_find(&rt->idx, rt->t[k].sig))
+				printf("%-6s %-9s %-9s %-9u  %s\n", "NEW", "-", "-", rt->t[k].now, rt->t[k].sig);
+	}
+	printf("%u of %u findings still reproduce%s", rt->still, rt->idx.n, rt->fresh ? "" : "\n");
+	if (rt->fresh)
+		printf("; %u signatures are new (rerun ptfuzz campaign on DIR to triage them into findings)\n", rt->fresh);
+	if (rt->none && !quiet)
+		printf("%u kept crashes show no finding now\n", rt->none);
+}
+
+static void retriaged_json(struct json *j, const struct retriaged *x)
+{
+	json_object_begin(j);
+	json_key(j, "signature");
+	json_string(j, x->f->sig);
+	json_key(j, "invariant");
+	json_invariant(j, x->f->inv);
+	json_key(j, "dir");
+	json_string(j, x->f->dir);
+	json_key(j, "state");
+	json_string(j, x->still ? "still" : "fixed");
+	json_key(j, "crash_bin");		/* null: missing */
+	if (x->have_crash)
+		json_bool(j, x->crash_ok);
+	else
+		json_null(j);
+	json_key(j, "repro_ptt");		/* null: an engine crash has none */
+	if (x->f->inv)
+		json_bool(j, x->repro_ok);
+	else
+		json_null(j);
+	json_key(j, "crashes_now");
+	json_u64(j, x->now);
+	json_key(j, "crashes");
+	json_u64(j, x->f->count);
+	json_object_end(j);
+}
+
+static void retriage_json(struct retriage *rt)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "dir");
+	json_string(&j, rt->dir);
+	json_key(&j, "engine");
+	json_string(&j, campaign_engine_name(rt->m.engine));
+	json_key(&j, "variant");
+	json_string(&j, variant_name(&rt->m));
+	json_key(&j, "crashes");
+	json_u64(&j, rt->ncrash);
+	json_key(&j, "findings");
+	json_array_begin(&j);
+	for (unsigned i = 0; i < rt->idx.n; i++)
+		retriaged_json(&j, &rt->r[i]);
+	json_array_end(&j);
+	json_key(&j, "new");
+	json_array_begin(&j);
+	for (unsigned k = 0; k < rt->nt; k++) {
+		if (index_find(&rt->idx, rt->t[k].sig))
+			continue;
+		json_object_begin(&j);
+		json_key(&j, "signature");
+		json_string(&j, rt->t[k].sig);
+		json_key(&j, "crashes_now");
+		json_u64(&j, rt->t[k].now);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_key(&j, "still");
+	json_u64(&j, rt->still);
+	json_key(&j, "no_finding");
+	json_u64(&j, rt->none);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+struct triage_opts {
+	const char *variant;		/* --variant V, NULL: the campaign's */
+	const char *merge;		/* --merge OUT */
+	bool json, quiet;
+};
+
+/* @return : -1 to go on, or the exit status (help, a usage error) */
+static int triage_parse(int argc, char **argv, struct triage_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "variant", required_argument, NULL, 'v' },
 		{ "merge", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *variant = NULL, *merge = NULL;
 	int opt;
 
 	optind = 1;
-	while ((opt = cli_getopt("triage", argc, argv, "h", longopts)) != -1) {
+	while ((opt = cli_getopt("triage", argc, argv, "qh", longopts)) != -1) {
 		switch (opt) {
 		case 'h':
 			help_triage(stdout);
@@ -433,10 +775,16 @@ int cmd_triage(int argc, char **argv)
 		case 'v':
 			if (strcmp(optarg, "default") && mm_variant_lookup(optarg) < 0)
 				return cli_usage_error("triage", "unknown variant '%s' (ptfuzz variants lists them)", optarg);
-			variant = optarg;
+			o->variant = optarg;
 			break;
 		case 'm':
-			merge = optarg;
+			o->merge = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'q':
+			o->quiet = true;
 			break;
 		default:
 			return EXIT_BAD;
@@ -444,89 +792,42 @@ int cmd_triage(int argc, char **argv)
 	}
 	if (optind == argc)
 		return cli_usage_error("triage", "no DIR given");
-	char self[CAMPAIGN_PATH];
+	if (o->merge && o->variant)
+		return cli_usage_error("triage", "--merge keeps each campaign's variant: no --variant with it");
+	if (!o->merge && optind + 1 != argc)
+		return cli_usage_error("triage", "one DIR, got %d arguments", argc - optind);
+	return -1;
+}
+
+int cmd_triage(int argc, char **argv)
+{
+	struct triage_opts o = { .variant = NULL };
+	struct retriage rt = { .dir = NULL };
+	char self[CAMPAIGN_PATH], why[512];
+	int rc = triage_parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	self[sl > 0 ? sl : 0] = 0;
-	if (merge) {
-		if (variant)
-			return cli_usage_error("triage", "--merge keeps each campaign's variant: no --variant with it");
-		return cmd_merge(self, merge, argc - optind, argv + optind);
-	}
-	if (optind + 1 != argc)
-		return cli_usage_error("triage", "one DIR, got %d arguments", argc - optind);
-	const char *dir = argv[optind];
-	struct campaign_meta m;
-	char why[512];
-	if (campaign_meta_read(dir, &m, why, sizeof(why))) {
-		fprintf(stderr, "ptfuzz triage: %s is not a campaign directory (%s)\n", dir, why);
+	if (o.merge)
+		return cmd_merge(self, o.merge, argc - optind, argv + optind, o.json, o.quiet);
+	rt.dir = argv[optind];
+	if (campaign_meta_read(rt.dir, &rt.m, why, sizeof(why))) {
+		fprintf(stderr, "ptfuzz triage: %s is not a campaign directory (%s)\n", rt.dir, why);
 		return EXIT_BAD;
 	}
-	if (variant)
-		snprintf(m.variant, sizeof(m.variant), "%s", strcmp(variant, "default") ? variant : "");
-	struct findings_index idx;
-	index_load(dir, &idx);
-	struct tally *t = NULL;
-	unsigned nt = 0, ncrash;
-	char **list = crash_list(dir, &m, &ncrash);
-	unsigned none = 0;
-	for (unsigned i = 0; i < ncrash; i++) {
-		size_t len;
-		char *data = read_file(list[i], &len);
-		if (!data)
-			continue;
-		struct triage_result r;
-		triage_crash(&m, (uint8_t *)data, len, 60, &r);
-		free(data);
-		if (r.kind == TRIAGE_FINDING || r.kind == TRIAGE_ENGINE_CRASH)
-			tally_get(&t, &nt, r.sig)->now++;
-		else
-			none++;
-	}
-	crash_list_free(list, ncrash);
-
-	printf("triage %s: %s, variant %s: %u crashes kept, %u findings\n", dir, campaign_engine_name(m.engine),
-	       m.variant[0] ? m.variant : "default", ncrash, idx.n);
-	printf("%-6s %-9s %-9s %-9s  %s\n", "state", "crash.bin", "repro.ptt", "crashes", "signature");
-	unsigned still = 0;
-	for (unsigned i = 0; i < idx.n; i++) {
-		const struct finding *f = &idx.f[i];
-		char path[CAMPAIGN_PATH], ratio[32];
-		snprintf(path, sizeof(path), "%s/findings/%s/crash.bin", dir, f->dir);
-		size_t len;
-		char *data = read_file(path, &len);
-		bool crash_ok = false;
-		if (data) {
-			struct triage_result r;
-			triage_crash(&m, (uint8_t *)data, len, 60, &r);
-			crash_ok = (r.kind == TRIAGE_FINDING || r.kind == TRIAGE_ENGINE_CRASH) && !strcmp(r.sig, f->sig);
-			free(data);
-		}
-		snprintf(path, sizeof(path), "%s/findings/%s/repro.ptt", dir, f->dir);
-		bool repro_ok = f->inv && !access(path, R_OK) && repro_shows(self, path, &m, f->sig);
-		unsigned now = 0;
-		for (unsigned k = 0; k < nt; k++)
-			if (!strcmp(t[k].sig, f->sig))
-				now = t[k].now;
-		snprintf(ratio, sizeof(ratio), "%u/%llu", now, (unsigned long long)f->count);
-		bool repro = crash_ok || repro_ok || now;
-		still += repro;
-		printf("%-6s %-9s %-9s %-9s  %s\n", repro ? "STILL" : "fixed", data ? (crash_ok ? "yes" : "no") : "missing",
-		       f->inv ? (repro_ok ? "yes" : "no") : "-", ratio, f->sig);
-	}
-	unsigned fresh = 0;
-	for (unsigned k = 0; k < nt; k++) {
-		if (index_find(&idx, t[k].sig))
-			continue;
-		printf("%-6s %-9s %-9s %-9u  %s\n", "NEW", "-", "-", t[k].now, t[k].sig);
-		fresh++;
-	}
-	printf("%u of %u findings still reproduce%s", still, idx.n, fresh ? "" : "\n");
-	if (fresh)
-		printf("; %u signatures are new (rerun ptfuzz campaign on DIR to triage them into findings)\n", fresh);
-	if (none)
-		printf("%u kept crashes show no finding now\n", none);
-	free(t);
-	index_free(&idx);
+	if (o.variant)
+		snprintf(rt.m.variant, sizeof(rt.m.variant), "%s", strcmp(o.variant, "default") ? o.variant : "");
+	index_load(rt.dir, &rt.idx);
+	retriage_run(&rt, self);
+	if (o.json)
+		retriage_json(&rt);
+	else
+		retriage_text(&rt, o.quiet);
+	free(rt.r);
+	free(rt.t);
+	index_free(&rt.idx);
 	cli_check_stdout();
-	return still || fresh ? EXIT_VIOLATION : EXIT_CLEAN;
+	return rt.still || rt.fresh ? EXIT_VIOLATION : EXIT_CLEAN;
 }
