@@ -42,11 +42,11 @@
 
 void help_campaign(FILE *f)
 {
-	fputs("usage: ptfuzz campaign --engine afl|libfuzzer --jobs N --time T --out DIR\n"
+	fputs("usage: ptfuzz campaign --engine afl|libfuzzer --jobs N --time T -o DIR\n"
 	      "                       [--variant V] [--contracts allow] [--resume]\n"
 	      "                       [--until N] [--host NAME] [--fuzzer BIN] [--mutator SO]\n"
-	      "                       [--seeds DIR] [--dict FILE]\n"
-	      "       ptfuzz campaign --status DIR\n"
+	      "                       [--seeds DIR] [--dict FILE] [--json] [-q]\n"
+	      "       ptfuzz campaign --status DIR [--json]\n"
 	      "       ptfuzz campaign --plot DIR     (draw DIR/plot.svg again from DIR/plot_data)\n"
 	      "\n"
 	      "Fuzz the mm model (the ops_invariants harness) for T (90s, 30m, 8h, 1d;\n"
@@ -91,10 +91,22 @@ void help_campaign(FILE *f)
 	      "                    NAME-s0, NAME-s1, ... (all -S); the host without\n"
 	      "                    --host runs the one -M main (README: Campaigns)\n"
 	      "  --status DIR      print where DIR's campaign stands and exit\n"
+	      "  --json            the summary (or --status) as one JSON document on\n"
+	      "                    standard output: {\"dir\", \"state\", \"engine\", \"jobs\",\n"
+	      "                    \"variant\", \"elapsed_s\", \"execs\", \"corpus\", \"coverage\",\n"
+	      "                    \"crashes\", \"unreproduced\", \"findings\": [{\"signature\",\n"
+	      "                    \"invariant\", \"crashes\", \"first_seen_utc\", \"ops\",\n"
+	      "                    \"minimized\", \"dir\"}]}; --status has \"started_utc\", \"pid\"\n"
+	      "                    (null when not running) and \"this_run\": {\"elapsed_s\",\n"
+	      "                    \"remaining_s\", \"execs\", \"execs_per_s\", \"corpus\",\n"
+	      "                    \"coverage\"} (null before a first run) instead of the run's\n"
+	      "                    figures\n"
+	      "  -q, --quiet       no status line, no \"new finding\" lines (errors still are)\n"
 	      "  -h, --help        this help\n"
 	      "\n"
-	      "A one-line status goes to standard error when it is a terminal; the\n"
-	      "summary table of findings to standard output.\n"
+	      "A one-line status goes to standard error when it is a terminal (not with\n"
+	      "-q), a line per new finding too; the summary table of findings to\n"
+	      "standard output.\n"
 	      "\n"
 	      "exit status: 0 no finding, 1 findings in DIR, 2 bad usage (unknown engine,\n"
 	      "a DIR that holds something else, an engine binary or afl-fuzz missing) or\n"
@@ -160,7 +172,8 @@ struct campaign {
 	off_t log_off;
 	char *plot;			/* plot_data so far */
 	size_t plot_len;
-	bool tty;
+	bool tty;			/* a status line is shown on stderr */
+	bool quiet;			/* -q: no status line, no new-finding lines */
 	unsigned until;			/* stop at this many findings (0: run for the time) */
 };
 
@@ -764,6 +777,62 @@ static void plot_svg(struct campaign *c)
 
 /* ---- triage as findings arrive ---- */
 
+/*
+ * The first crash of signature r->sig: its finding directory (unless an
+ * earlier run left it whole) and its index entry; NULL if the directory could
+ * not be made (the crash is kept for the next triage).
+ */
+static struct finding *finding_new(struct campaign *c, const struct triage_result *r, const char *crash,
+				   const uint8_t *data, size_t len)
+{
+	struct finding nf, *f;
+	char why[512], path[CAMPAIGN_PATH];
+
+	memset(&nf, 0, sizeof(nf));
+	snprintf(nf.sig, sizeof(nf.sig), "%s", r->sig);
+	sig_to_dirname(r->sig, nf.dir, sizeof(nf.dir));
+	nf.inv = r->inv;
+	nf.first_seen = now_s();
+	snprintf(path, sizeof(path), "%s/findings/%s", c->dir, nf.dir);
+	if (access(path, F_OK) && finding_create(c->self, c->dir, &c->m, &nf, data, len, why, sizeof(why))) {
+		fprintf(stderr, "%sptfuzz campaign: %s: %s (kept for the next triage)\n", c->tty ? "\n" : "", crash,
+			why);
+		return NULL;
+	}
+	f = index_add_finding(&c->idx, r->sig, r->inv, nf.first_seen);
+	f->minimized = nf.minimized;
+	f->ops = nf.ops;
+	if (c->quiet)
+		return f;
+	if (c->tty)
+		fprintf(stderr, "\r\033[K");
+	fprintf(stderr, "ptfuzz campaign: new finding %s (%u ops%s): %s/findings/%s\n", r->sig, f->ops,
+		f->minimized ? ", minimized" : ", not minimized", c->dir, f->dir);
+	return f;
+}
+
+/* one crash file not triaged yet: counted under its finding, or as showing none; false if kept for later */
+static bool triage_one(struct campaign *c, const char *crash, const uint8_t *data, size_t len, uint64_t h)
+{
+	struct triage_result r;
+	struct finding *f;
+
+	triage_crash(&c->m, data, len, TRIAGE_TIMEOUT, &r);
+	if (r.kind != TRIAGE_FINDING && r.kind != TRIAGE_ENGINE_CRASH) {
+		index_add_crash(&c->idx, h, "");
+		c->idx.unreproduced++;
+		return true;
+	}
+	f = index_find(&c->idx, r.sig);
+	if (!f)
+		f = finding_new(c, &r, crash, data, len);
+	if (!f)
+		return false;
+	f->count++;
+	index_add_crash(&c->idx, h, r.sig);
+	return true;
+}
+
 /* returns true when the index changed */
 static bool triage_new(struct campaign *c, bool final)
 {
@@ -780,52 +849,38 @@ static bool triage_new(struct campaign *c, bool final)
 		if (!data)
 			continue;
 		uint64_t h = content_hash(data, len);
-		if (index_crash(&c->idx, h)) {
-			free(data);
-			continue;
+		if (!index_crash(&c->idx, h)) {
+			triage_one(c, list[i], (uint8_t *)data, len, h);
+			changed = true;
 		}
-		struct triage_result r;
-		triage_crash(&c->m, (uint8_t *)data, len, TRIAGE_TIMEOUT, &r);
-		changed = true;
-		if (r.kind != TRIAGE_FINDING && r.kind != TRIAGE_ENGINE_CRASH) {
-			index_add_crash(&c->idx, h, "");
-			c->idx.unreproduced++;
-			free(data);
-			continue;
-		}
-		struct finding *f = index_find(&c->idx, r.sig);
-		if (!f) {
-			struct finding nf;
-			memset(&nf, 0, sizeof(nf));
-			snprintf(nf.sig, sizeof(nf.sig), "%s", r.sig);
-			sig_to_dirname(r.sig, nf.dir, sizeof(nf.dir));
-			nf.inv = r.inv;
-			nf.first_seen = now_s();
-			char why[512], path[CAMPAIGN_PATH];
-			snprintf(path, sizeof(path), "%s/findings/%s", c->dir, nf.dir);
-			if (access(path, F_OK) &&
-			    finding_create(c->self, c->dir, &c->m, &nf, (uint8_t *)data, len, why, sizeof(why))) {
-				fprintf(stderr, "%sptfuzz campaign: %s: %s (kept for the next triage)\n", c->tty ? "\n" : "",
-					list[i], why);
-				free(data);
-				continue;
-			}
-			f = index_add_finding(&c->idx, r.sig, r.inv, nf.first_seen);
-			f->minimized = nf.minimized;
-			f->ops = nf.ops;
-			if (c->tty)
-				fprintf(stderr, "\r\033[K");
-			fprintf(stderr, "ptfuzz campaign: new finding %s (%u ops%s): %s/findings/%s\n", r.sig, f->ops,
-				f->minimized ? ", minimized" : ", not minimized", c->dir, f->dir);
-		}
-		f->count++;
-		index_add_crash(&c->idx, h, r.sig);
 		free(data);
 	}
 	crash_list_free(list, n);
 	if (changed)
 		index_save(c->dir, &c->idx);
 	return changed;
+}
+
+static void utc_text(uint64_t t, const char *fmt, char *out, size_t size)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(out, size, fmt, &tm);
+}
+
+static const char *variant_name(const struct campaign_meta *m)
+{
+	return m->variant[0] ? m->variant : "default";
+}
+
+/* "I3", or "engine-crash" for a crash of the harness itself (as status.json names it) */
+static void json_invariant(struct json *j, unsigned inv)
+{
+	char s[8];
+
+	snprintf(s, sizeof(s), "I%u", inv);
+	json_string(j, inv ? s : "engine-crash");
 }
 
 static void summary(struct campaign *c, FILE *out)
@@ -842,10 +897,7 @@ static void summary(struct campaign *c, FILE *out)
 	for (unsigned i = 0; i < c->idx.n; i++) {
 		const struct finding *f = &c->idx.f[i];
 		char when[32], inv[16];
-		time_t t = (time_t)f->first_seen;
-		struct tm tm;
-		gmtime_r(&t, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		utc_text(f->first_seen, "%Y-%m-%d %H:%M:%S", when, sizeof(when));
 		if (f->inv)
 			snprintf(inv, sizeof(inv), "I%u", f->inv);
 		else
@@ -859,6 +911,70 @@ static void summary(struct campaign *c, FILE *out)
 	if (any)
 		fprintf(out, "(* not minimized: repro.ptt is the converted crash)\n");
 	fprintf(out, "reproducers: %s/findings/SIGNATURE/repro.ptt\n", c->dir);
+}
+
+/* the findings of idx as a JSON array */
+static void findings_json(struct json *j, const struct findings_index *idx)
+{
+	char when[32];
+
+	json_array_begin(j);
+	for (unsigned i = 0; i < idx->n; i++) {
+		const struct finding *f = &idx->f[i];
+		json_object_begin(j);
+		json_key(j, "signature");
+		json_string(j, f->sig);
+		json_key(j, "invariant");
+		json_invariant(j, f->inv);
+		json_key(j, "crashes");
+		json_u64(j, f->count);
+		json_key(j, "first_seen_utc");
+		utc_text(f->first_seen, "%Y-%m-%dT%H:%M:%SZ", when, sizeof(when));
+		json_string(j, when);
+		json_key(j, "ops");
+		json_u64(j, f->ops);
+		json_key(j, "minimized");
+		json_bool(j, f->minimized);
+		json_key(j, "dir");
+		json_string(j, f->dir);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+/* --json: the summary as one document */
+static void summary_json(struct campaign *c, const char *state)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "dir");
+	json_string(&j, c->dir);
+	json_key(&j, "state");
+	json_string(&j, state);
+	json_key(&j, "engine");
+	json_string(&j, campaign_engine_name(c->m.engine));
+	json_key(&j, "jobs");
+	json_u64(&j, c->m.jobs);
+	json_key(&j, "variant");
+	json_string(&j, variant_name(&c->m));
+	json_key(&j, "elapsed_s");
+	json_u64(&j, now_s() - c->run_start);
+	json_key(&j, "execs");
+	json_u64(&j, c->execs);
+	json_key(&j, "corpus");
+	json_u64(&j, c->corpus);
+	json_key(&j, "coverage");
+	json_u64(&j, c->coverage);
+	json_key(&j, "crashes");
+	json_u64(&j, c->idx.nc);
+	json_key(&j, "unreproduced");
+	json_u64(&j, c->idx.unreproduced);
+	json_key(&j, "findings");
+	findings_json(&j, &c->idx);
+	json_object_end(&j);
+	json_end(&j);
 }
 
 /* ---- the lock: one campaign per DIR ---- */
@@ -969,61 +1085,143 @@ static int campaign_plot(const char *dir)
 	return EXIT_CLEAN;
 }
 
-static int campaign_status(const char *dir)
-{
+/* where a campaign stands: DIR/campaign.json, status.json (if a run wrote one), the lock, the index */
+struct standing {
+	const char *dir;
 	struct campaign_meta m;
+	char *status;			/* DIR/status.json, or NULL */
+	pid_t holder;			/* the running campaign's pid, 0 if none */
+	char state[32];
+	struct findings_index idx;
+};
+
+static int standing_read(const char *dir, struct standing *st)
+{
 	char why[512], path[CAMPAIGN_PATH];
-	if (campaign_meta_read(dir, &m, why, sizeof(why))) {
+
+	memset(st, 0, sizeof(*st));
+	st->dir = dir;
+	if (campaign_meta_read(dir, &st->m, why, sizeof(why))) {
 		fprintf(stderr, "ptfuzz campaign: %s is not a campaign directory (%s)\n", dir, why);
-		return EXIT_BAD;
+		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/status.json", dir);
-	char *s = read_file(path, NULL);
-	pid_t holder = lock_holder(dir);
-	struct findings_index idx;
-	index_load(dir, &idx);
-	char buf[64], el[16], left[16], state[32] = "new";
-	uint64_t e = 0, l = 0;
-	if (s) {
-		campaign_json_field(s, "state", state, sizeof(state));
-		campaign_json_field(s, "elapsed_s", buf, sizeof(buf));
-		e = strtoull(buf, NULL, 10);
-		campaign_json_field(s, "remaining_s", buf, sizeof(buf));
-		l = strtoull(buf, NULL, 10);
-	}
-	if (!holder && !strcmp(state, "running"))
-		snprintf(state, sizeof(state), "killed");
-	hms(e, el, sizeof(el));
-	hms(l, left, sizeof(left));
-	char started[32];
-	time_t t = (time_t)m.start;
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(started, sizeof(started), "%Y-%m-%d %H:%M:%S", &tm);
-	char running[48];
-	if (holder)
-		snprintf(running, sizeof(running), "running (pid %ld)", (long)holder);
+	st->status = read_file(path, NULL);
+	st->holder = lock_holder(dir);
+	index_load(dir, &st->idx);
+	snprintf(st->state, sizeof(st->state), "new");
+	if (st->status)
+		campaign_json_field(st->status, "state", st->state, sizeof(st->state));
+	if (!st->holder && !strcmp(st->state, "running"))
+		snprintf(st->state, sizeof(st->state), "killed");
+	return 0;
+}
+
+static void standing_free(struct standing *st)
+{
+	free(st->status);
+	index_free(&st->idx);
+}
+
+/* a number of status.json, 0 if absent */
+static uint64_t status_u64(const struct standing *st, const char *key)
+{
+	char buf[64];
+
+	if (!st->status || !campaign_json_field(st->status, key, buf, sizeof(buf)))
+		return 0;
+	return strtoull(buf, NULL, 10);
+}
+
+static void standing_text(const struct standing *st)
+{
+	char el[16], left[16], started[32], running[48];
+
+	hms(status_u64(st, "elapsed_s"), el, sizeof(el));
+	hms(status_u64(st, "remaining_s"), left, sizeof(left));
+	utc_text(st->m.start, "%Y-%m-%d %H:%M:%S", started, sizeof(started));
+	if (st->holder)
+		snprintf(running, sizeof(running), "running (pid %ld)", (long)st->holder);
 	else
 		snprintf(running, sizeof(running), "not running");
-	printf("%s: %s campaign, %s x%u, variant %s, started %s UTC, %s\n", dir, state,
-	       campaign_engine_name(m.engine), m.jobs, m.variant[0] ? m.variant : "default", started, running);
-	if (s) {
+	printf("%s: %s campaign, %s x%u, variant %s, started %s UTC, %s\n", st->dir, st->state,
+	       campaign_engine_name(st->m.engine), st->m.jobs, variant_name(&st->m), started, running);
+	if (st->status) {
 		char ex[32], eps[32], corp[32], cov[32];
-		campaign_json_field(s, "execs", ex, sizeof(ex));
-		campaign_json_field(s, "execs_per_s", eps, sizeof(eps));
-		campaign_json_field(s, "corpus", corp, sizeof(corp));
-		campaign_json_field(s, "coverage", cov, sizeof(cov));
+		campaign_json_field(st->status, "execs", ex, sizeof(ex));
+		campaign_json_field(st->status, "execs_per_s", eps, sizeof(eps));
+		campaign_json_field(st->status, "corpus", corp, sizeof(corp));
+		campaign_json_field(st->status, "coverage", cov, sizeof(cov));
 		printf("  this run: elapsed %s, remaining %s; %s execs, %s exec/s, corpus %s, coverage %s\n", el, left,
 		       ex, eps, corp, cov);
 	}
-	printf("  crashes triaged %u (%llu replay to no finding), findings %u\n", idx.nc,
-	       (unsigned long long)idx.unreproduced, idx.n);
-	for (unsigned i = 0; i < idx.n; i++)
-		printf("  %-40s %6llu crashes  %s/findings/%s\n", idx.f[i].sig, (unsigned long long)idx.f[i].count, dir,
-		       idx.f[i].dir);
-	free(s);
-	int rc = idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
-	index_free(&idx);
+	printf("  crashes triaged %u (%llu replay to no finding), findings %u\n", st->idx.nc,
+	       (unsigned long long)st->idx.unreproduced, st->idx.n);
+	for (unsigned i = 0; i < st->idx.n; i++)
+		printf("  %-40s %6llu crashes  %s/findings/%s\n", st->idx.f[i].sig,
+		       (unsigned long long)st->idx.f[i].count, st->dir, st->idx.f[i].dir);
+}
+
+static void standing_json(const struct standing *st)
+{
+	static const char *const run_keys[] = { "elapsed_s", "remaining_s", "execs", "execs_per_s", "corpus",
+						"coverage" };
+	char started[32];
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "dir");
+	json_string(&j, st->dir);
+	json_key(&j, "state");
+	json_string(&j, st->state);
+	json_key(&j, "engine");
+	json_string(&j, campaign_engine_name(st->m.engine));
+	json_key(&j, "jobs");
+	json_u64(&j, st->m.jobs);
+	json_key(&j, "variant");
+	json_string(&j, variant_name(&st->m));
+	json_key(&j, "started_utc");
+	utc_text(st->m.start, "%Y-%m-%dT%H:%M:%SZ", started, sizeof(started));
+	json_string(&j, started);
+	json_key(&j, "pid");		/* of the running campaign */
+	if (st->holder)
+		json_u64(&j, (uint64_t)st->holder);
+	else
+		json_null(&j);
+	json_key(&j, "this_run");
+	if (st->status) {
+		json_object_begin(&j);
+		for (unsigned i = 0; i < sizeof(run_keys) / sizeof(run_keys[0]); i++) {
+			json_key(&j, run_keys[i]);
+			json_u64(&j, status_u64(st, run_keys[i]));
+		}
+		json_object_end(&j);
+	} else {
+		json_null(&j);
+	}
+	json_key(&j, "crashes");
+	json_u64(&j, st->idx.nc);
+	json_key(&j, "unreproduced");
+	json_u64(&j, st->idx.unreproduced);
+	json_key(&j, "findings");
+	findings_json(&j, &st->idx);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+static int campaign_status(const char *dir, bool as_json)
+{
+	struct standing st;
+
+	if (standing_read(dir, &st))
+		return EXIT_BAD;
+	if (as_json)
+		standing_json(&st);
+	else
+		standing_text(&st);
+	int rc = st.idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+	standing_free(&st);
 	cli_check_stdout();
 	return rc;
 }
@@ -1039,10 +1237,85 @@ static int bad(const char *fmt, const char *a, const char *b)
 	return EXIT_BAD;
 }
 
-int cmd_campaign(int argc, char **argv)
+enum { O_ENGINE = 256, O_JOBS, O_TIME, O_OUT, O_VARIANT, O_CONTRACTS, O_RESUME, O_STATUS, O_FUZZER,
+       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST, O_PLOT, O_JSON };
+
+/* the command line, as given */
+struct campaign_args {
+	const char *dir, *engine, *variant, *status_dir, *plot_dir;
+	const char *fuzzer, *mutator, *seeds, *dict, *host;
+	bool resume, contracts, have_jobs, have_time, json, quiet;
+	unsigned jobs, until;
+	uint64_t time_s;
+};
+
+/* n in 1..max, or -1 */
+static long parse_count(const char *s, unsigned long max)
 {
-	enum { O_ENGINE = 256, O_JOBS, O_TIME, O_OUT, O_VARIANT, O_CONTRACTS, O_RESUME, O_STATUS, O_FUZZER,
-	       O_MUTATOR, O_SEEDS, O_DICT, O_UNTIL, O_HOST, O_PLOT };
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	return *end || !*s || v < 1 || v > max ? -1 : (long)v;
+}
+
+/* one option; @return : 0, or EXIT_BAD after a usage error */
+static int campaign_option(int opt, const char *arg, struct campaign_args *a)
+{
+	long n;
+
+	switch (opt) {
+	case O_ENGINE: a->engine = arg; break;
+	case O_JOBS:
+		if ((n = parse_count(arg, 64)) < 0)
+			return cli_usage_error("campaign", "--jobs is 1..64, got '%s'", arg);
+		a->jobs = (unsigned)n;
+		a->have_jobs = true;
+		break;
+	case O_TIME:
+		if (parse_time(arg, &a->time_s))
+			return cli_usage_error("campaign", "--time is a duration such as 90s, 30m, 8h, got '%s'", arg);
+		a->have_time = true;
+		break;
+	case 'o':
+	case O_OUT: a->dir = arg; break;
+	case O_VARIANT:
+		if (strcmp(arg, "default") && mm_variant_lookup(arg) < 0)
+			return cli_usage_error("campaign", "unknown variant '%s' (ptfuzz variants lists them)", arg);
+		a->variant = strcmp(arg, "default") ? arg : NULL;
+		break;
+	case O_CONTRACTS:
+		if (strcmp(arg, "allow") && strcmp(arg, "strict"))
+			return cli_usage_error("campaign", "--contracts is 'allow' or 'strict', got '%s'", arg);
+		a->contracts = !strcmp(arg, "allow");
+		break;
+	case O_RESUME: a->resume = true; break;
+	case O_PLOT: a->plot_dir = arg; break;
+	case O_STATUS: a->status_dir = arg; break;
+	case O_FUZZER: a->fuzzer = arg; break;
+	case O_MUTATOR: a->mutator = arg; break;
+	case O_SEEDS: a->seeds = arg; break;
+	case O_DICT: a->dict = arg; break;
+	case O_HOST:
+		if (!*arg || strlen(arg) > 24 || arg[strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+			return cli_usage_error("campaign", "--host is a name of up to 24 letters, digits or _, got '%s'",
+					       arg);
+		a->host = arg;
+		break;
+	case O_UNTIL:
+		if ((n = parse_count(arg, 100000)) < 0)
+			return cli_usage_error("campaign", "--until is a number of findings, got '%s'", arg);
+		a->until = (unsigned)n;
+		break;
+	case O_JSON: a->json = true; break;
+	case 'q': a->quiet = true; break;
+	default: return EXIT_BAD;
+	}
+	return 0;
+}
+
+/* @return : -1 to go on, or the exit status (help, a usage error) */
+static int campaign_parse(int argc, char **argv, struct campaign_args *a)
+{
 	static const struct option longopts[] = {
 		{ "engine", required_argument, NULL, O_ENGINE }, { "jobs", required_argument, NULL, O_JOBS },
 		{ "time", required_argument, NULL, O_TIME },	 { "out", required_argument, NULL, O_OUT },
@@ -1051,307 +1324,298 @@ int cmd_campaign(int argc, char **argv)
 		{ "fuzzer", required_argument, NULL, O_FUZZER }, { "mutator", required_argument, NULL, O_MUTATOR },
 		{ "seeds", required_argument, NULL, O_SEEDS },	 { "dict", required_argument, NULL, O_DICT },
 		{ "until", required_argument, NULL, O_UNTIL },	 { "host", required_argument, NULL, O_HOST },
-		{ "plot", required_argument, NULL, O_PLOT },
-		{ "help", no_argument, NULL, 'h' },
+		{ "plot", required_argument, NULL, O_PLOT },	 { "json", no_argument, NULL, O_JSON },
+		{ "quiet", no_argument, NULL, 'q' },		 { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static struct campaign c;
-	const char *engine = NULL, *variant = NULL, *status_dir = NULL, *fuzzer = NULL, *mutator = NULL;
-	const char *plot_dir = NULL;
-	const char *seeds = NULL, *dict = NULL, *host = NULL;
-	bool resume = false, contracts = false, have_jobs = false, have_time = false;
-	unsigned jobs = 1;
-	uint64_t time_s = 0;
 	int opt;
 
+	a->jobs = 1;
 	optind = 1;
-	while ((opt = cli_getopt("campaign", argc, argv, "o:h", longopts)) != -1) {
-		switch (opt) {
-		case 'h':
+	while ((opt = cli_getopt("campaign", argc, argv, "o:qh", longopts)) != -1) {
+		if (opt == 'h') {
 			help_campaign(stdout);
 			return EXIT_CLEAN;
-		case O_ENGINE:
-			engine = optarg;
-			break;
-		case O_JOBS: {
-			char *end;
-			unsigned long j = strtoul(optarg, &end, 10);
-			if (*end || !*optarg || j < 1 || j > 64)
-				return cli_usage_error("campaign", "--jobs is 1..64, got '%s'", optarg);
-			jobs = (unsigned)j;
-			have_jobs = true;
-			break;
 		}
-		case O_TIME:
-			if (parse_time(optarg, &time_s))
-				return cli_usage_error("campaign", "--time is a duration such as 90s, 30m, 8h, got '%s'",
-						       optarg);
-			have_time = true;
-			break;
-		case 'o':
-		case O_OUT:
-			c.dir = optarg;
-			break;
-		case O_VARIANT:
-			if (strcmp(optarg, "default") && mm_variant_lookup(optarg) < 0)
-				return cli_usage_error("campaign", "unknown variant '%s' (ptfuzz variants lists them)",
-						       optarg);
-			variant = strcmp(optarg, "default") ? optarg : NULL;
-			break;
-		case O_CONTRACTS:
-			if (strcmp(optarg, "allow") && strcmp(optarg, "strict"))
-				return cli_usage_error("campaign", "--contracts is 'allow' or 'strict', got '%s'", optarg);
-			contracts = !strcmp(optarg, "allow");
-			break;
-		case O_RESUME:
-			resume = true;
-			break;
-		case O_PLOT:
-			plot_dir = optarg;
-			break;
-		case O_STATUS:
-			status_dir = optarg;
-			break;
-		case O_FUZZER:
-			fuzzer = optarg;
-			break;
-		case O_MUTATOR:
-			mutator = optarg;
-			break;
-		case O_SEEDS:
-			seeds = optarg;
-			break;
-		case O_DICT:
-			dict = optarg;
-			break;
-		case O_HOST:
-			if (!*optarg || strlen(optarg) > 24 || optarg[strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
-				return cli_usage_error("campaign", "--host is a name of up to 24 letters, digits or _, got '%s'",
-						       optarg);
-			host = optarg;
-			break;
-		case O_UNTIL: {
-			char *end;
-			unsigned long u = strtoul(optarg, &end, 10);
-			if (*end || !*optarg || u < 1 || u > 100000)
-				return cli_usage_error("campaign", "--until is a number of findings, got '%s'", optarg);
-			c.until = (unsigned)u;
-			break;
-		}
-		default:
+		if (campaign_option(opt, optarg, a))
 			return EXIT_BAD;
-		}
 	}
 	if (optind < argc)
 		return cli_usage_error("campaign", "unexpected argument '%s'", argv[optind]);
-	if (status_dir)
-		return campaign_status(status_dir);
-	if (plot_dir)
-		return campaign_plot(plot_dir);
-	if (!c.dir)
-		return cli_usage_error("campaign", "--out DIR is required");
-	if (engine && strcmp(engine, "afl") && strcmp(engine, "libfuzzer"))
-		return cli_usage_error("campaign", "unknown engine '%s' (afl or libfuzzer)", engine);
-	if (host && engine && strcmp(engine, "afl"))
-		return cli_usage_error("campaign", "--host is for AFL++ campaigns that share a sync directory");
+	return -1;
+}
 
-	/* what DIR is: new, this campaign, or something else */
+/* c->m: DIR's campaign (resumed, with the options that may change) or a new one; *existing says which */
+static int campaign_setup_meta(struct campaign *c, const struct campaign_args *a, bool *existing)
+{
 	struct campaign_meta old;
 	char why[512];
-	bool existing = !campaign_meta_read(c.dir, &old, why, sizeof(why));
-	if (!existing && !dir_empty(c.dir))
-		return bad("%s holds something else (no campaign.json): give an empty or new directory%s", c.dir, "");
-	if (!existing && resume)
-		return bad("--resume: %s is not a campaign directory%s", c.dir, "");
-	if (existing) {
-		if (engine && strcmp(engine, campaign_engine_name(old.engine)))
-			return bad("%s is a campaign of engine %s: resume it with the same engine", c.dir,
+
+	*existing = !campaign_meta_read(c->dir, &old, why, sizeof(why));
+	if (!*existing && !dir_empty(c->dir))
+		return bad("%s holds something else (no campaign.json): give an empty or new directory%s", c->dir, "");
+	if (!*existing && a->resume)
+		return bad("--resume: %s is not a campaign directory%s", c->dir, "");
+	if (*existing) {
+		if (a->engine && strcmp(a->engine, campaign_engine_name(old.engine)))
+			return bad("%s is a campaign of engine %s: resume it with the same engine", c->dir,
 				   campaign_engine_name(old.engine));
-		if ((variant || !resume) && strcmp(variant ? variant : "", old.variant))
-			return bad("%s is a campaign of variant %s: resume it with the same variant", c.dir,
+		if ((a->variant || !a->resume) && strcmp(a->variant ? a->variant : "", old.variant))
+			return bad("%s is a campaign of variant %s: resume it with the same variant", c->dir,
 				   old.variant[0] ? old.variant : "default");
-		c.m = old;
-		if (have_jobs)
-			c.m.jobs = jobs;
-		if (have_time)
-			c.m.time_s = time_s;
-		if (contracts)
-			c.m.contracts = true;
-		if (host && strcmp(host, old.host))
-			return bad("%s is the campaign of host '%s': resume it with the same --host", c.dir,
+		c->m = old;
+		if (a->have_jobs)
+			c->m.jobs = a->jobs;
+		if (a->have_time)
+			c->m.time_s = a->time_s;
+		if (a->contracts)
+			c->m.contracts = true;
+		if (a->host && strcmp(a->host, old.host))
+			return bad("%s is the campaign of host '%s': resume it with the same --host", c->dir,
 				   old.host[0] ? old.host : "(none)");
 	} else {
-		if (!engine)
+		if (!a->engine)
 			return cli_usage_error("campaign", "--engine afl|libfuzzer is required");
-		if (!have_time)
+		if (!a->have_time)
 			return cli_usage_error("campaign", "--time T is required (such as 90s or 8h)");
-		c.m.engine = strcmp(engine, "afl") ? ENGINE_LIBFUZZER : ENGINE_AFL;
-		snprintf(c.m.variant, sizeof(c.m.variant), "%s", variant ? variant : "");
-		c.m.contracts = contracts;
-		snprintf(c.m.host, sizeof(c.m.host), "%s", host ? host : "");
-		c.m.jobs = jobs;
-		c.m.time_s = time_s;
-		c.m.start = now_s();
+		c->m.engine = strcmp(a->engine, "afl") ? ENGINE_LIBFUZZER : ENGINE_AFL;
+		snprintf(c->m.variant, sizeof(c->m.variant), "%s", a->variant ? a->variant : "");
+		c->m.contracts = a->contracts;
+		snprintf(c->m.host, sizeof(c->m.host), "%s", a->host ? a->host : "");
+		c->m.jobs = a->jobs;
+		c->m.time_s = a->time_s;
+		c->m.start = now_s();
 	}
-	snprintf(c.m.version, sizeof(c.m.version), "%s", PTFUZZ_VERSION);
-	if (!c.m.time_s)
+	snprintf(c->m.version, sizeof(c->m.version), "%s", PTFUZZ_VERSION);
+	if (!c->m.time_s)
 		return cli_usage_error("campaign", "--time T is required (such as 90s or 8h)");
+	return 0;
+}
 
-	/* the engine and its pieces */
-	exe_dir(c.self, sizeof(c.self));
-	if (c.m.engine == ENGINE_LIBFUZZER) {
-		if (fuzzer)
-			snprintf(c.fuzzer, sizeof(c.fuzzer), "%s", fuzzer);
-		else
-			build_path(c.self, "fuzz-fast/fuzzers/ops_invariants_fuzz", c.fuzzer, sizeof(c.fuzzer));
-		if (access(c.fuzzer, X_OK))
+/* path given, or rel to the build tree this ptfuzz is in */
+static void given_or_built(const struct campaign *c, const char *given, const char *rel, char *out, size_t size)
+{
+	if (given)
+		snprintf(out, size, "%s", given);
+	else
+		build_path(c->self, rel, out, size);
+}
+
+/* the engine and its pieces: the harness, afl-fuzz and the mutator, the seeds, the dictionary */
+static int campaign_find_engine(struct campaign *c, const struct campaign_args *a, bool existing)
+{
+	exe_dir(c->self, sizeof(c->self));
+	if (c->m.engine == ENGINE_LIBFUZZER) {
+		given_or_built(c, a->fuzzer, "fuzz-fast/fuzzers/ops_invariants_fuzz", c->fuzzer, sizeof(c->fuzzer));
+		if (access(c->fuzzer, X_OK))
 			return bad("no libFuzzer harness %s: build it with `cmake --preset fuzz-fast && cmake --build "
 				   "--preset fuzz-fast` (or give --fuzzer BIN)%s",
-				   c.fuzzer, "");
+				   c->fuzzer, "");
 	} else {
-		if (fuzzer)
-			snprintf(c.fuzzer, sizeof(c.fuzzer), "%s", fuzzer);
-		else
-			build_path(c.self, "afl/fuzzers/ops_invariants_afl", c.fuzzer, sizeof(c.fuzzer));
-		if (!find_in_path("afl-fuzz", c.afl_fuzz, sizeof(c.afl_fuzz)))
+		given_or_built(c, a->fuzzer, "afl/fuzzers/ops_invariants_afl", c->fuzzer, sizeof(c->fuzzer));
+		if (!find_in_path("afl-fuzz", c->afl_fuzz, sizeof(c->afl_fuzz)))
 			return bad("afl-fuzz is not installed: apt-get install afl++ (AFL++ 4.04c)%s%s", "", "");
-		if (access(c.fuzzer, X_OK))
+		if (access(c->fuzzer, X_OK))
 			return bad("no AFL++ harness %s: build it with `cmake --preset afl && cmake --build --preset "
 				   "afl` (or give --fuzzer BIN)%s",
-				   c.fuzzer, "");
-		if (mutator)
-			snprintf(c.mutator, sizeof(c.mutator), "%s", mutator);
-		else
-			build_path(c.self, "release/fuzzers/libptfuzz_afl_mutator.so", c.mutator, sizeof(c.mutator));
-		if (access(c.mutator, R_OK))
+				   c->fuzzer, "");
+		given_or_built(c, a->mutator, "release/fuzzers/libptfuzz_afl_mutator.so", c->mutator,
+			       sizeof(c->mutator));
+		if (access(c->mutator, R_OK))
 			return bad("no AFL++ custom mutator %s: build it with `cmake --build --preset release` (or "
 				   "give --mutator SO)%s",
-				   c.mutator, "");
+				   c->mutator, "");
 	}
-	snprintf(c.seeds, sizeof(c.seeds), "%s", seeds ? seeds : PTFUZZ_SOURCE_DIR "/corpus/fuzz/ops_invariants");
-	snprintf(c.dict, sizeof(c.dict), "%s", dict ? dict : PTFUZZ_SOURCE_DIR "/fuzzers/ops.dict");
-	if (access(c.dict, R_OK))
-		return bad("%s: %s (give --dict FILE)", c.dict, strerror(errno));
-	if (!existing && access(c.seeds, R_OK))
-		return bad("%s: %s (give --seeds DIR)", c.seeds, strerror(errno));
+	snprintf(c->seeds, sizeof(c->seeds), "%s", a->seeds ? a->seeds : PTFUZZ_SOURCE_DIR "/corpus/fuzz/ops_invariants");
+	snprintf(c->dict, sizeof(c->dict), "%s", a->dict ? a->dict : PTFUZZ_SOURCE_DIR "/fuzzers/ops.dict");
+	if (access(c->dict, R_OK))
+		return bad("%s: %s (give --dict FILE)", c->dict, strerror(errno));
+	if (!existing && access(c->seeds, R_OK))
+		return bad("%s: %s (give --seeds DIR)", c->seeds, strerror(errno));
+	return 0;
+}
 
-	/* the directory */
-	if (mkdir(c.dir, 0755) && errno != EEXIST)
-		return bad("%s: %s", c.dir, strerror(errno));
+/* DIR locked (*lock), cleaned, with its subdirectories, seeds and campaign.json */
+static int campaign_prepare_dir(struct campaign *c, bool existing, int *lock)
+{
 	pid_t holder = 0;
-	int lock = lock_dir(c.dir, &holder);
-	if (lock < 0) {
+
+	if (mkdir(c->dir, 0755) && errno != EEXIST)
+		return bad("%s: %s", c->dir, strerror(errno));
+	*lock = lock_dir(c->dir, &holder);
+	if (*lock < 0) {
 		char pid[32];
 		snprintf(pid, sizeof(pid), "%ld", (long)holder);
-		return bad("%s: a campaign is running there (pid %s)", c.dir, pid);
+		return bad("%s: a campaign is running there (pid %s)", c->dir, pid);
 	}
 	if (existing)
-		reap_orphans(c.dir, &c.m);
-	campaign_clean_temps(c.dir);
-	if (mkdirs(c.dir, "findings") || mkdirs(c.dir, "logs") ||
-	    mkdirs(c.dir, c.m.engine == ENGINE_AFL ? "sync" : "corpus") ||
-	    (c.m.engine == ENGINE_LIBFUZZER && mkdirs(c.dir, "crashes")))
-		return bad("%s: %s", c.dir, strerror(errno));
-	if (copy_seeds(&c))
-		return bad("%s: cannot copy the seeds from %s", c.dir, c.seeds);
-	if (campaign_meta_write(c.dir, &c.m))
-		return bad("%s/campaign.json: %s", c.dir, strerror(errno));
-	index_load(c.dir, &c.idx);
-	{
-		char path[CAMPAIGN_PATH];
-		snprintf(path, sizeof(path), "%s/plot_data", c.dir);
-		c.plot = read_file(path, &c.plot_len);
-		if (!c.plot || !c.plot_len) {
-			free(c.plot);
-			c.plot = strdup("# unix_time, fuzzing_s, execs, execs_per_s, corpus, coverage, findings\n");
-			c.plot_len = strlen(c.plot);
-		}
-		/* earlier runs' fuzzing time: the plot continues where they stopped */
-		char *last = NULL;
-		for (char *l = c.plot; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
-			if (*l != '#')
-				last = l;
-		unsigned long long ut, el;
-		if (last && sscanf(last, "%llu, %llu", &ut, &el) == 2)
-			c.elapsed_before = el;
-	}
-	c.tty = isatty(STDERR_FILENO);
+		reap_orphans(c->dir, &c->m);
+	campaign_clean_temps(c->dir);
+	if (mkdirs(c->dir, "findings") || mkdirs(c->dir, "logs") ||
+	    mkdirs(c->dir, c->m.engine == ENGINE_AFL ? "sync" : "corpus") ||
+	    (c->m.engine == ENGINE_LIBFUZZER && mkdirs(c->dir, "crashes")))
+		return bad("%s: %s", c->dir, strerror(errno));
+	if (copy_seeds(c))
+		return bad("%s: cannot copy the seeds from %s", c->dir, c->seeds);
+	if (campaign_meta_write(c->dir, &c->m))
+		return bad("%s/campaign.json: %s", c->dir, strerror(errno));
+	return 0;
+}
 
+/* plot_data so far, and the earlier runs' fuzzing time: the plot continues where they stopped */
+static void plot_load(struct campaign *c)
+{
+	char path[CAMPAIGN_PATH];
+
+	snprintf(path, sizeof(path), "%s/plot_data", c->dir);
+	c->plot = read_file(path, &c->plot_len);
+	if (!c->plot || !c->plot_len) {
+		free(c->plot);
+		c->plot = strdup("# unix_time, fuzzing_s, execs, execs_per_s, corpus, coverage, findings\n");
+		c->plot_len = strlen(c->plot);
+	}
+	char *last = NULL;
+	for (char *l = c->plot; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+		if (*l != '#')
+			last = l;
+	unsigned long long ut, el;
+	if (last && sscanf(last, "%llu, %llu", &ut, &el) == 2)
+		c->elapsed_before = el;
+}
+
+static void catch_stop_signals(void)
+{
 	struct sigaction sa = { .sa_handler = on_stop };
+
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
 
-	c.run_start = now_s();
-	/* a finding the last run had not triaged yet */
-	triage_new(&c, false);
-	if (start_engines(&c)) {
-		stop_engines(&c);
-		xfree_all();
-		return bad("cannot start the engine: %s%s", strerror(errno), "");
-	}
-	write_status(&c, "running");
+static void engine_stats(struct campaign *c)
+{
+	if (c->m.engine == ENGINE_LIBFUZZER)
+		libfuzzer_stats(c);
+	else
+		afl_stats(c);
+}
+
+/* fuzz until the time is up, the engines end, --until findings, or a stop; true if stopped by a signal */
+static bool campaign_loop(struct campaign *c)
+{
 	uint64_t next_status = 0;
-	bool interrupted = false;
+
 	for (;;) {
-		if (stop_requested) {
-			interrupted = true;
-			break;
-		}
-		if (!engines_alive(&c))
-			break;
-		if (now_s() - c.run_start >= c.m.time_s + 5)
-			break;	/* the engines' own timers failed to stop them */
-		if (c.m.engine == ENGINE_LIBFUZZER)
-			libfuzzer_stats(&c);
-		else
-			afl_stats(&c);
-		triage_new(&c, false);
+		if (stop_requested)
+			return true;
+		if (!engines_alive(c))
+			return false;
+		if (now_s() - c->run_start >= c->m.time_s + 5)
+			return false;	/* the engines' own timers failed to stop them */
+		engine_stats(c);
+		triage_new(c, false);
 		if (now_s() >= next_status) {
 			next_status = now_s() + STATUS_EVERY;
-			write_status(&c, "running");
-			plot_point(&c);
-			if (c.tty)
-				status_line(&c);
+			write_status(c, "running");
+			plot_point(c);
+			if (c->tty)
+				status_line(c);
 		}
-		if (c.m.engine == ENGINE_AFL && now_s() - c.run_start >= c.m.time_s)
-			break;
-		if (c.until && c.idx.n >= c.until)
-			break;
+		if (c->m.engine == ENGINE_AFL && now_s() - c->run_start >= c->m.time_s)
+			return false;
+		if (c->until && c->idx.n >= c->until)
+			return false;
 		for (int i = 0; i < POLL_MS / 100 && !stop_requested; i++)
 			usleep(100000);
 	}
-	if (c.tty)
-		fprintf(stderr, "\r\033[K");
-	stop_engines(&c);
-	for (unsigned i = 0; i < c.npids; i++) {
+}
+
+/* an engine that ended by itself before the time, named with its log; true if any did */
+static bool report_early_ends(const struct campaign *c)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < c->npids; i++) {
 		char name[48];
-		if (!c.early[i])
+		if (!c->early[i])
 			continue;
-		if (c.m.engine == ENGINE_AFL)
-			instance_name(&c, i, name, sizeof(name));
+		any = true;
+		if (c->m.engine == ENGINE_AFL)
+			instance_name(c, i, name, sizeof(name));
 		fprintf(stderr, "ptfuzz campaign: %s%s%s ended early with status %d (see %s/logs/%s%s.log)\n",
-			c.m.engine == ENGINE_AFL ? "afl-fuzz " : "libFuzzer", c.m.engine == ENGINE_AFL ? name : "", "",
-			c.early[i], c.dir, c.m.engine == ENGINE_AFL ? "afl-" : "libfuzzer",
-			c.m.engine == ENGINE_AFL ? name : "");
+			c->m.engine == ENGINE_AFL ? "afl-fuzz " : "libFuzzer", c->m.engine == ENGINE_AFL ? name : "", "",
+			c->early[i], c->dir, c->m.engine == ENGINE_AFL ? "afl-" : "libfuzzer",
+			c->m.engine == ENGINE_AFL ? name : "");
 	}
-	if (c.m.engine == ENGINE_LIBFUZZER)
-		libfuzzer_stats(&c);
+	return any;
+}
+
+/* one run on a prepared DIR: the engines, the triage as crashes arrive, the last triage, the summary */
+static int campaign_run(struct campaign *c, bool as_json)
+{
+	catch_stop_signals();
+	c->run_start = now_s();
+	/* a finding the last run had not triaged yet */
+	triage_new(c, false);
+	if (start_engines(c)) {
+		stop_engines(c);
+		return bad("cannot start the engine: %s%s", strerror(errno), "");
+	}
+	write_status(c, "running");
+	bool interrupted = campaign_loop(c);
+	if (c->tty)
+		fprintf(stderr, "\r\033[K");
+	stop_engines(c);
+	bool early = report_early_ends(c);
+	engine_stats(c);
+	triage_new(c, true);
+	campaign_clean_temps(c->dir);
+	plot_point(c);
+	plot_svg(c);
+	const char *state = interrupted ? "interrupted" : "finished";
+	write_status(c, state);
+	if (as_json)
+		summary_json(c, state);
 	else
-		afl_stats(&c);
-	triage_new(&c, true);
-	campaign_clean_temps(c.dir);
-	plot_point(&c);
-	plot_svg(&c);
-	write_status(&c, interrupted ? "interrupted" : "finished");
-	summary(&c, stdout);
+		summary(c, stdout);
 	cli_check_stdout();
+	/* an engine failed: the run is not what was asked */
+	return early ? EXIT_BAD : c->idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
+}
+
+int cmd_campaign(int argc, char **argv)
+{
+	static struct campaign c;
+	struct campaign_args a;
+	bool existing;
+	int lock, rc;
+
+	memset(&a, 0, sizeof(a));
+	rc = campaign_parse(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (a.status_dir)
+		return campaign_status(a.status_dir, a.json);
+	if (a.plot_dir)
+		return campaign_plot(a.plot_dir);
+	if (!a.dir)
+		return cli_usage_error("campaign", "--out DIR is required");
+	if (a.engine && strcmp(a.engine, "afl") && strcmp(a.engine, "libfuzzer"))
+		return cli_usage_error("campaign", "unknown engine '%s' (afl or libfuzzer)", a.engine);
+	if (a.host && a.engine && strcmp(a.engine, "afl"))
+		return cli_usage_error("campaign", "--host is for AFL++ campaigns that share a sync directory");
+	c.dir = a.dir;
+	c.until = a.until;
+	c.quiet = a.quiet;
+	if (campaign_setup_meta(&c, &a, &existing) || campaign_find_engine(&c, &a, existing) ||
+	    campaign_prepare_dir(&c, existing, &lock))
+		return EXIT_BAD;
+	index_load(c.dir, &c.idx);
+	plot_load(&c);
+	c.tty = !c.quiet && isatty(STDERR_FILENO);
+	rc = campaign_run(&c, a.json);
 	close(lock);
-	int rc = c.idx.n ? EXIT_VIOLATION : EXIT_CLEAN;
-	for (unsigned i = 0; i < c.npids; i++)
-		if (c.early[i])
-			rc = EXIT_BAD;	/* an engine failed: the run is not what was asked */
 	index_free(&c.idx);
 	free(c.plot);
 	xfree_all();
