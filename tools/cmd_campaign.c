@@ -646,6 +646,150 @@ struct plot_pt {
 	unsigned f;
 };
 
+/* plot_data's points and the scales they are drawn on */
+struct plot {
+	struct plot_pt *pt;
+	unsigned np, cap;
+	uint64_t tmax, cmin, cmax;
+	unsigned fmax;
+	uint64_t cstep, clo, chi, tstep;
+	unsigned fstep, ftop;
+	bool minutes;
+	double pw, ph;
+};
+
+enum { PLOT_W = 800, PLOT_H = 400, PLOT_L = 70, PLOT_R = 60, PLOT_T = 40, PLOT_B = 50 };
+
+/* plot_data's lines "unix_time, fuzzing_s, execs, execs_per_s, corpus, coverage, findings"; -1 out of memory */
+static int plot_read(const char *plot, struct plot *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->tmax = 1;
+	p->cmin = UINT64_MAX;
+	p->fmax = 1;
+	for (const char *l = plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
+		unsigned long long ut, el, ex, eps, corp, cov;
+		unsigned f;
+		if (*l == '#' || sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
+			continue;
+		if (p->np == p->cap) {
+			p->cap = p->cap ? 2 * p->cap : 256;
+			struct plot_pt *q = realloc(p->pt, p->cap * sizeof(*p->pt));
+			if (!q) {
+				free(p->pt);
+				return -1;
+			}
+			p->pt = q;
+		}
+		p->pt[p->np++] = (struct plot_pt){ el, cov, f };
+		p->tmax = el > p->tmax ? el : p->tmax;
+		if (cov) {
+			p->cmin = cov < p->cmin ? cov : p->cmin;
+			p->cmax = cov > p->cmax ? cov : p->cmax;
+		}
+		p->fmax = f > p->fmax ? f : p->fmax;
+	}
+	return 0;
+}
+
+/* round ticks: coverage from the first value the engine reported, time in s or min, findings from 0 */
+static void plot_scale(struct plot *p)
+{
+	if (p->cmin == UINT64_MAX)
+		p->cmin = p->cmax = 0;
+	p->cstep = nice_step(p->cmax - p->cmin ? p->cmax - p->cmin : p->cmax ? p->cmax : 1, 4);
+	p->clo = p->cmin / p->cstep * p->cstep;
+	p->chi = (p->cmax / p->cstep + 1) * p->cstep;
+	p->minutes = p->tmax > 600;
+	p->tstep = p->minutes ? 60 * nice_step(p->tmax / 60, 6) : nice_step(p->tmax, 6);
+	p->fstep = (unsigned)nice_step(p->fmax, 4);
+	p->ftop = (p->fmax + p->fstep - 1) / p->fstep * p->fstep;
+	p->pw = PLOT_W - PLOT_L - PLOT_R;
+	p->ph = PLOT_H - PLOT_T - PLOT_B;
+}
+
+static double plot_x(const struct plot *p, uint64_t t)
+{
+	return PLOT_L + (double)t / (double)p->tmax * p->pw;
+}
+
+static double plot_yc(const struct plot *p, uint64_t c)
+{
+	return (PLOT_H - PLOT_B) - (double)(c - p->clo) / (double)(p->chi - p->clo) * p->ph;
+}
+
+static double plot_yf(const struct plot *p, unsigned f)
+{
+	return (PLOT_H - PLOT_B) - (double)f / (double)p->ftop * p->ph;
+}
+
+/* the SVG being written; n may pass cap (then nothing is written out) */
+struct svg {
+	char *s;
+	size_t n, cap;
+};
+
+static void svg_put(struct svg *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void svg_put(struct svg *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	b->n += (size_t)vsnprintf(b->s + b->n, b->n < b->cap ? b->cap - b->n : 0, fmt, ap);
+	va_end(ap);
+}
+
+/* the frame, the title and the three axes; a light grid on the coverage ticks */
+static void plot_axes(struct svg *b, const struct plot *p, const struct campaign_meta *m)
+{
+	const int W = PLOT_W, H = PLOT_H, L = PLOT_L, R = PLOT_R, T = PLOT_T, B = PLOT_B;
+
+	svg_put(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+		"font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+	svg_put(b, "<text x=\"%d\" y=\"18\">ptfuzz campaign: %s x%u, %s: coverage (blue, left) and unique findings "
+		"(red, right)</text>\n", L, campaign_engine_name(m->engine), m->jobs,
+		m->variant[0] ? m->variant : "default model");
+	svg_put(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\"/>\n", L, T,
+		W - L - R, H - T - B);
+	for (uint64_t t = 0; t <= p->tmax; t += p->tstep) {
+		svg_put(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\"/>", plot_x(p, t), H - B,
+			plot_x(p, t), H - B + 5);
+		svg_put(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>\n", plot_x(p, t), H - B + 18,
+			(unsigned long long)(p->minutes ? t / 60 : t));
+	}
+	svg_put(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fuzzing time (%s), %llu s in all</text>\n",
+		(W + L - R) / 2, H - 10, p->minutes ? "min" : "s", (unsigned long long)p->tmax);
+	for (uint64_t cv = p->clo; cv <= p->chi; cv += p->cstep) {
+		svg_put(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>", L, plot_yc(p, cv),
+			W - R, plot_yc(p, cv));
+		svg_put(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#1f77b4\">%llu</text>\n", L - 4,
+			plot_yc(p, cv) + 4, (unsigned long long)cv);
+	}
+	for (unsigned f = 0; f <= p->ftop; f += p->fstep)
+		svg_put(b, "<text x=\"%d\" y=\"%.1f\" fill=\"#d62728\">%u</text>\n", W - R + 6, plot_yf(p, f) + 4, f);
+}
+
+/* coverage (blue), findings as a step line (red) with a dot where each appears */
+static void plot_curves(struct svg *b, const struct plot *p)
+{
+	svg_put(b, "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");
+	for (unsigned i = 0; i < p->np; i++)
+		if (p->pt[i].cov)
+			svg_put(b, "%.1f,%.1f ", plot_x(p, p->pt[i].t), plot_yc(p, p->pt[i].cov));
+	svg_put(b, "\"/>\n<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"");
+	for (unsigned i = 0; i < p->np; i++) {
+		if (i)
+			svg_put(b, "%.1f,%.1f ", plot_x(p, p->pt[i].t), plot_yf(p, p->pt[i - 1].f));
+		svg_put(b, "%.1f,%.1f ", plot_x(p, p->pt[i].t), plot_yf(p, p->pt[i].f));
+	}
+	svg_put(b, "\"/>\n");
+	for (unsigned i = 0; i < p->np; i++)
+		if (p->pt[i].f > (i ? p->pt[i - 1].f : 0))
+			svg_put(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"/>\n", plot_x(p, p->pt[i].t),
+				plot_yf(p, p->pt[i].f));
+	svg_put(b, "</svg>\n");
+}
+
 /*
  * DIR/plot.svg from plot_data: coverage (left axis, from the first coverage
  * the engine reported, not from 0: it starts high on the seeds) and unique
@@ -654,100 +798,25 @@ struct plot_pt {
  */
 static void plot_draw(const char *dir, const struct campaign_meta *m, const char *plot)
 {
-	enum { W = 800, H = 400, L = 70, R = 60, T = 40, B = 50 };
-	struct plot_pt *pt = NULL;
-	unsigned np = 0, cap_pt = 0;
-	uint64_t tmax = 1, cmin = UINT64_MAX, cmax = 0;
-	unsigned fmax = 1;
-	for (const char *l = plot; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
-		unsigned long long ut, el, ex, eps, corp, cov;
-		unsigned f;
-		if (*l == '#' || sscanf(l, "%llu, %llu, %llu, %llu, %llu, %llu, %u", &ut, &el, &ex, &eps, &corp, &cov, &f) != 7)
-			continue;
-		if (np == cap_pt) {
-			cap_pt = cap_pt ? 2 * cap_pt : 256;
-			struct plot_pt *q = realloc(pt, cap_pt * sizeof(*pt));
-			if (!q) {
-				free(pt);
-				return;
-			}
-			pt = q;
-		}
-		pt[np++] = (struct plot_pt){ el, cov, f };
-		tmax = el > tmax ? el : tmax;
-		if (cov) {
-			cmin = cov < cmin ? cov : cmin;
-			cmax = cov > cmax ? cov : cmax;
-		}
-		fmax = f > fmax ? f : fmax;
-	}
-	if (cmin == UINT64_MAX)
-		cmin = cmax = 0;
-	uint64_t cstep = nice_step(cmax - cmin ? cmax - cmin : cmax ? cmax : 1, 4);
-	uint64_t clo = cmin / cstep * cstep, chi = (cmax / cstep + 1) * cstep;
-	bool minutes = tmax > 600;
-	uint64_t tstep = minutes ? 60 * nice_step(tmax / 60, 6) : nice_step(tmax, 6);
-	unsigned fstep = (unsigned)nice_step(fmax, 4);
-	unsigned ftop = (fmax + fstep - 1) / fstep * fstep;
-	double pw = W - L - R, ph = H - T - B;
+	struct plot p;
+	char path[CAMPAIGN_PATH];
 
-	size_t cap = 8192 + (size_t)np * 40, n = 0;
-	char *svg = malloc(cap);
-	if (!svg) {
-		free(pt);
+	if (plot_read(plot, &p))
+		return;
+	plot_scale(&p);
+	struct svg b = { .cap = 8192 + (size_t)p.np * 40 };
+	b.s = malloc(b.cap);
+	if (!b.s) {
+		free(p.pt);
 		return;
 	}
-#define PUT(...) (n += (size_t)snprintf(svg + n, n < cap ? cap - n : 0, __VA_ARGS__))
-#define X(t) (L + (double)(t) / (double)tmax * pw)
-#define YC(c) ((H - B) - (double)((c) - clo) / (double)(chi - clo) * ph)
-#define YF(f) ((H - B) - (double)(f) / (double)ftop * ph)
-	PUT("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
-	    "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-	PUT("<text x=\"%d\" y=\"18\">ptfuzz campaign: %s x%u, %s: coverage (blue, left) and unique findings "
-	    "(red, right)</text>\n", L, campaign_engine_name(m->engine), m->jobs,
-	    m->variant[0] ? m->variant : "default model");
-	PUT("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"black\"/>\n", L, T, W - L - R,
-	    H - T - B);
-	/* axes: time below, coverage left, findings right; a light grid on the coverage ticks */
-	for (uint64_t t = 0; t <= tmax; t += tstep) {
-		PUT("<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\"/>", X(t), H - B, X(t), H - B + 5);
-		PUT("<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%llu</text>\n", X(t), H - B + 18,
-		    (unsigned long long)(minutes ? t / 60 : t));
-	}
-	PUT("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">fuzzing time (%s), %llu s in all</text>\n",
-	    (W + L - R) / 2, H - 10, minutes ? "min" : "s", (unsigned long long)tmax);
-	for (uint64_t cv = clo; cv <= chi; cv += cstep) {
-		PUT("<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>", L, YC(cv), W - R, YC(cv));
-		PUT("<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" fill=\"#1f77b4\">%llu</text>\n", L - 4, YC(cv) + 4,
-		    (unsigned long long)cv);
-	}
-	for (unsigned f = 0; f <= ftop; f += fstep)
-		PUT("<text x=\"%d\" y=\"%.1f\" fill=\"#d62728\">%u</text>\n", W - R + 6, YF(f) + 4, f);
-	PUT("<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"");
-	for (unsigned i = 0; i < np; i++)
-		if (pt[i].cov)
-			PUT("%.1f,%.1f ", X(pt[i].t), YC(pt[i].cov));
-	PUT("\"/>\n<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"");
-	for (unsigned i = 0; i < np; i++) {
-		if (i)
-			PUT("%.1f,%.1f ", X(pt[i].t), YF(pt[i - 1].f));
-		PUT("%.1f,%.1f ", X(pt[i].t), YF(pt[i].f));
-	}
-	PUT("\"/>\n");
-	for (unsigned i = 0; i < np; i++)
-		if (pt[i].f > (i ? pt[i - 1].f : 0))
-			PUT("<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"#d62728\"/>\n", X(pt[i].t), YF(pt[i].f));
-	PUT("</svg>\n");
-#undef YF
-#undef YC
-#undef X
-#undef PUT
-	char path[CAMPAIGN_PATH];
+	plot_axes(&b, &p, m);
+	plot_curves(&b, &p);
 	snprintf(path, sizeof(path), "%s/plot.svg", dir);
-	if (n < cap)
-		write_atomic(path, svg, n);
-	free(svg);
-	free(pt);
+	if (b.n < b.cap)
+		write_atomic(path, b.s, b.n);
+	free(b.s);
+	free(p.pt);
 }
 
 /* plot.svg, and afl-plot's pages for AFL++ when gnuplot is installed */
