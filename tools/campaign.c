@@ -526,6 +526,61 @@ static const char *signame(int sig)
 	}
 }
 
+/* what the child writes to fd, into buf (NUL-terminated); true if it ran past timeout_s (it is killed) */
+static bool read_answer(int fd, pid_t pid, unsigned timeout_s, char *buf, size_t size)
+{
+	size_t got = 0;
+	struct timespec t0;
+	bool timed_out = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		struct pollfd pl = { .fd = fd, .events = POLLIN };
+		int rc = poll(&pl, 1, 200);
+		if (rc > 0) {
+			ssize_t k = read(fd, buf + got, size - 1 - got);
+			if (k <= 0)
+				break;
+			got += (size_t)k;
+			continue;
+		}
+		if (rc < 0 && errno != EINTR)
+			break;
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((unsigned)(t.tv_sec - t0.tv_sec) >= timeout_s) {
+			kill(pid, SIGKILL);
+			timed_out = true;
+			break;
+		}
+	}
+	buf[got] = 0;
+	return timed_out;
+}
+
+/* r from how the child ended (st) and what it said: "finding OPS ID SIG" or "none OPS" */
+static void triage_verdict(const char *buf, int st, bool timed_out, struct triage_result *r)
+{
+	unsigned ops = 0, id = 0;
+	char sig[CAMPAIGN_SIG];
+
+	if (timed_out) {
+		r->kind = TRIAGE_TIMEOUT;
+		snprintf(r->sig, sizeof(r->sig), "triage-timeout");
+	} else if (WIFSIGNALED(st)) {
+		r->kind = TRIAGE_ENGINE_CRASH;
+		snprintf(r->sig, sizeof(r->sig), "engine-crash/%s", signame(WTERMSIG(st)));
+	} else if (sscanf(buf, "finding %u %u %127s", &ops, &id, sig) == 3) {
+		r->kind = TRIAGE_FINDING;
+		r->ops = ops;
+		r->inv = id;
+		snprintf(r->sig, sizeof(r->sig), "%s", sig);
+	} else if (sscanf(buf, "none %u", &ops) == 1) {
+		r->kind = TRIAGE_NONE;
+		r->ops = ops;
+	}
+}
+
 void triage_crash(const struct campaign_meta *m, const uint8_t *data, size_t len, unsigned timeout_s,
 		  struct triage_result *r)
 {
@@ -549,56 +604,12 @@ void triage_crash(const struct campaign_meta *m, const uint8_t *data, size_t len
 	}
 	close(pfd[1]);
 	char buf[256];
-	size_t got = 0;
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	bool timed_out = false;
-	for (;;) {
-		struct pollfd pl = { .fd = pfd[0], .events = POLLIN };
-		int rc = poll(&pl, 1, 200);
-		if (rc > 0) {
-			ssize_t k = read(pfd[0], buf + got, sizeof(buf) - 1 - got);
-			if (k <= 0)
-				break;
-			got += (size_t)k;
-			continue;
-		}
-		if (rc < 0 && errno != EINTR)
-			break;
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((unsigned)(t.tv_sec - t0.tv_sec) >= timeout_s) {
-			kill(pid, SIGKILL);
-			timed_out = true;
-			break;
-		}
-	}
+	bool timed_out = read_answer(pfd[0], pid, timeout_s, buf, sizeof(buf));
 	close(pfd[0]);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	buf[got] = 0;
-	if (timed_out) {
-		r->kind = TRIAGE_TIMEOUT;
-		snprintf(r->sig, sizeof(r->sig), "triage-timeout");
-		return;
-	}
-	if (WIFSIGNALED(st)) {
-		r->kind = TRIAGE_ENGINE_CRASH;
-		snprintf(r->sig, sizeof(r->sig), "engine-crash/%s", signame(WTERMSIG(st)));
-		return;
-	}
-	unsigned ops = 0, id = 0;
-	char sig[CAMPAIGN_SIG];
-	if (sscanf(buf, "finding %u %u %127s", &ops, &id, sig) == 3) {
-		r->kind = TRIAGE_FINDING;
-		r->ops = ops;
-		r->inv = id;
-		snprintf(r->sig, sizeof(r->sig), "%s", sig);
-	} else if (sscanf(buf, "none %u", &ops) == 1) {
-		r->kind = TRIAGE_NONE;
-		r->ops = ops;
-	}
+	triage_verdict(buf, st, timed_out, r);
 }
 
 /* ---- subprocesses ---- */
@@ -751,86 +762,82 @@ static void json_text(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-/*
- * In the finding's directory (cwd-relative names): report.txt and report.json
- * around what `ptfuzz replay` wrote there (replay.txt, replay.json): the
- * summary line, the invariant in one sentence, where the finding was made,
- * the minimal ops, the stale entry and the page it points at; then the
- * replay's report (its interleaving is drawn one column per CPU).
- */
-static int finding_report(const char *fdir, const struct campaign_meta *m, const struct finding *f)
-{
-	char path[CAMPAIGN_PATH], what[512] = "", rule[1024] = "", kind[64] = "", stale_desc[160] = "";
+/* what report.txt and report.json say about a finding, from the replay's JSON */
+struct report_facts {
+	char what[512], rule[1024], kind[64];
+	char stale_desc[160];		/* the stale entry's descriptor */
 	char summary[600], when[32];
-	snprintf(path, sizeof(path), "%s/replay.json", fdir);
-	char *json = read_file(path, NULL);
-	snprintf(path, sizeof(path), "%s/replay.txt", fdir);
-	char *text = read_file(path, NULL);
-	snprintf(path, sizeof(path), "%s/repro.ptt", fdir);
-	char *repro = read_file(path, NULL);
-	int rc = -1;
-	if (!json || !text || !repro)
-		goto out;
-	violation_field(json, f->sig, "what", what, sizeof(what));
-	violation_field(json, f->sig, "rule", rule, sizeof(rule));
-	snprintf(kind, sizeof(kind), "%s", f->inv ? pt_inv_kind(f->inv) : "engine-crash");
-	violation_field(json, f->sig, "desc", stale_desc, sizeof(stale_desc));	/* the stale entry's */
-	finding_summary(f->sig, what[0] ? what : f->sig, summary, sizeof(summary));
-	utc(f->first_seen, when, sizeof(when));
-	/* the page a stale entry points at: pg@PA or blk@PA (a table: tbl@PA) */
-	char page[32] = "";
-	const char *at = strchr(stale_desc, '@');
-	bool table = !strncmp(stale_desc, "tbl@", 4);
-	if (at)
-		snprintf(page, sizeof(page), "%.*s", (int)strcspn(at + 1, ","), at + 1);
+	char page[32];			/* the page a stale entry points at: pg@PA or blk@PA (a table: tbl@PA) */
+	bool table;
+};
 
-	snprintf(path, sizeof(path), "%s/report.txt", fdir);
+static void report_facts(const char *json, const struct finding *f, struct report_facts *x)
+{
+	memset(x, 0, sizeof(*x));
+	violation_field(json, f->sig, "what", x->what, sizeof(x->what));
+	violation_field(json, f->sig, "rule", x->rule, sizeof(x->rule));
+	snprintf(x->kind, sizeof(x->kind), "%s", f->inv ? pt_inv_kind(f->inv) : "engine-crash");
+	violation_field(json, f->sig, "desc", x->stale_desc, sizeof(x->stale_desc));
+	finding_summary(f->sig, x->what[0] ? x->what : f->sig, x->summary, sizeof(x->summary));
+	utc(f->first_seen, x->when, sizeof(x->when));
+	const char *at = strchr(x->stale_desc, '@');
+	x->table = !strncmp(x->stale_desc, "tbl@", 4);
+	if (at)
+		snprintf(x->page, sizeof(x->page), "%.*s", (int)strcspn(at + 1, ","), at + 1);
+}
+
+/* report.txt: the facts, the ops of repro (its cpu lines), then the replay's own report text */
+static int write_report_txt(const char *path, const struct campaign_meta *m, const struct finding *f,
+			    const struct report_facts *x, const char *repro, const char *text)
+{
 	FILE *t = fopen(path, "w");
+
 	if (!t)
-		goto out;
-	fprintf(t, "summary: %s\n", summary);
-	fprintf(t, "invariant: I%u %s: %s\n", f->inv, kind, rule);
+		return -1;
+	fprintf(t, "summary: %s\n", x->summary);
+	fprintf(t, "invariant: I%u %s: %s\n", f->inv, x->kind, x->rule);
 	fprintf(t, "signature: %s\n", f->sig);
 	fprintf(t, "found: %s campaign, variant %s, first seen %s\n", campaign_engine_name(m->engine),
-		m->variant[0] ? m->variant : "default", when);
-	if (stale_desc[0])
-		fprintf(t, "stale entry points at: %s %s (%s)\n", table ? "the page table at" : "the page at", page,
-			stale_desc);
+		m->variant[0] ? m->variant : "default", x->when);
+	if (x->stale_desc[0])
+		fprintf(t, "stale entry points at: %s %s (%s)\n", x->table ? "the page table at" : "the page at", x->page,
+			x->stale_desc);
 	fprintf(t, "minimal ops (repro.ptt, %u events%s; ptfuzz replay%s%s repro.ptt):\n", f->ops,
 		f->minimized ? ", 1-minimal" : ", not minimized", m->variant[0] ? " --variant " : "", m->variant);
-	for (char *l = repro; *l;) {
+	for (const char *l = repro; *l;) {
 		size_t n = strcspn(l, "\n");
 		if (!strncmp(l, "cpu", 3))
 			fprintf(t, "  %.*s\n", (int)n, l);
 		l += n + (l[n] ? 1 : 0);
 	}
 	fprintf(t, "\n%s", text);
-	rc = fclose(t) ? -1 : 0;
+	return fclose(t) ? -1 : 0;
+}
 
-	snprintf(path, sizeof(path), "%s/report.json", fdir);
+/* report.json: the same facts, the ops as strings, and the replay's JSON document whole */
+static int write_report_json(const char *path, const struct campaign_meta *m, const struct finding *f,
+			     const struct report_facts *x, char *repro, const char *json)
+{
 	FILE *j = fopen(path, "w");
-	if (!j || rc) {
-		if (j)
-			fclose(j);
-		rc = -1;
-		goto out;
-	}
+
+	if (!j)
+		return -1;
 	fputs("{\n\"signature\": ", j);
 	json_text(j, f->sig);
 	fprintf(j, ",\n\"invariant\": \"I%u\",\n\"kind\": ", f->inv);
-	json_text(j, kind);
+	json_text(j, x->kind);
 	fputs(",\n\"summary\": ", j);
-	json_text(j, summary);
-	fprintf(j, ",\n\"stale_points_at\": \"%s\"", !page[0] ? "none" : table ? "table" : "page");
+	json_text(j, x->summary);
+	fprintf(j, ",\n\"stale_points_at\": \"%s\"", !x->page[0] ? "none" : x->table ? "table" : "page");
 	fputs(",\n\"what\": ", j);
-	json_text(j, what);
+	json_text(j, x->what);
 	fputs(",\n\"rule\": ", j);
-	json_text(j, rule);
+	json_text(j, x->rule);
 	fprintf(j, ",\n\"found\": [{\"engine\": \"%s\", \"variant\": ", campaign_engine_name(m->engine));
 	json_text(j, m->variant[0] ? m->variant : "default");
-	fprintf(j, ", \"first_seen_utc\": \"%s\"}],\n\"stale_page\": ", when);
-	if (page[0])
-		json_text(j, page);
+	fprintf(j, ", \"first_seen_utc\": \"%s\"}],\n\"stale_page\": ", x->when);
+	if (x->page[0])
+		json_text(j, x->page);
 	else
 		fputs("null", j);
 	fprintf(j, ",\n\"minimized\": %s,\n\"ops\": [", f->minimized ? "true" : "false");
@@ -848,8 +855,35 @@ static int finding_report(const char *fdir, const struct campaign_meta *m, const
 		l += n + (l[n] ? 1 : 0);
 	}
 	fprintf(j, "\n],\n\"replay\": %s}\n", json);
-	rc = fclose(j) ? -1 : 0;
-out:
+	return fclose(j) ? -1 : 0;
+}
+
+/*
+ * In the finding's directory (cwd-relative names): report.txt and report.json
+ * around what `ptfuzz replay` wrote there (replay.txt, replay.json): the
+ * summary line, the invariant in one sentence, where the finding was made,
+ * the minimal ops, the stale entry and the page it points at; then the
+ * replay's report (its interleaving is drawn one column per CPU).
+ */
+static int finding_report(const char *fdir, const struct campaign_meta *m, const struct finding *f)
+{
+	char path[CAMPAIGN_PATH];
+	struct report_facts x;
+	snprintf(path, sizeof(path), "%s/replay.json", fdir);
+	char *json = read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/replay.txt", fdir);
+	char *text = read_file(path, NULL);
+	snprintf(path, sizeof(path), "%s/repro.ptt", fdir);
+	char *repro = read_file(path, NULL);
+	int rc = -1;
+	if (json && text && repro) {
+		report_facts(json, f, &x);
+		snprintf(path, sizeof(path), "%s/report.txt", fdir);
+		rc = write_report_txt(path, m, f, &x, repro, text);
+		snprintf(path, sizeof(path), "%s/report.json", fdir);
+		if (!rc)
+			rc = write_report_json(path, m, f, &x, repro, json);
+	}
 	free(json);
 	free(text);
 	free(repro);
@@ -862,11 +896,41 @@ out:
 	return rc;
 }
 
+/* In the finding's directory tmp: crash.bin converted and minimized into repro.ptt (the converted crash if that fails). */
+static int make_repro(const char *self, const char *tmp, const struct campaign_meta *m, struct finding *f,
+		      const char *const env[], char *why, size_t why_size)
+{
+	char crash[CAMPAIGN_PATH], trace[CAMPAIGN_PATH], repro[CAMPAIGN_PATH];
+
+	campaign_path(crash, sizeof(crash), "%s/crash.bin", tmp);
+	campaign_path(trace, sizeof(trace), "%s/crash.ptt", tmp);
+	campaign_path(repro, sizeof(repro), "%s/repro.ptt", tmp);
+	/* the tools run inside the finding's directory: its files name each other relatively */
+	char *conv[] = { (char *)self, "convert", "--text", "crash.bin", "crash.ptt", NULL };
+	if (run_command(tmp, conv, NULL, env, 60)) {
+		snprintf(why, why_size, "ptfuzz convert %s failed", crash);
+		return -1;
+	}
+	char *min[] = { (char *)self, "minimize", "crash.ptt", "-o", "repro.ptt", "-f", "-q", "--signature", f->sig,
+			"--max-replays", "20000", m->variant[0] ? "--variant" : NULL, (char *)m->variant, NULL };
+	int st = run_command(tmp, min, NULL, env, 300);
+	f->minimized = st == 0;
+	if (!f->minimized) {
+		const char *reason = st < 0 ? "ptfuzz minimize failed or timed out" : "ptfuzz minimize failed";
+		if (unminimized_repro(trace, repro, m, f, reason)) {
+			snprintf(why, why_size, "%s: cannot write", repro);
+			return -1;
+		}
+	}
+	unlink(trace);
+	f->ops = count_events(repro);
+	return 0;
+}
+
 int finding_create(const char *self, const char *dir, const struct campaign_meta *m, struct finding *f,
 		   const uint8_t *data, size_t len, char *why, size_t why_size)
 {
-	char tmp[CAMPAIGN_PATH], final[CAMPAIGN_PATH], crash[CAMPAIGN_PATH], trace[CAMPAIGN_PATH];
-	char repro[CAMPAIGN_PATH];
+	char tmp[CAMPAIGN_PATH], final[CAMPAIGN_PATH], crash[CAMPAIGN_PATH];
 	static char contracts_env[] = "PTFUZZ_CONTRACTS=allow";
 	const char *env[] = { m->contracts ? contracts_env : NULL, NULL };
 
@@ -878,37 +942,18 @@ int finding_create(const char *self, const char *dir, const struct campaign_meta
 		return -1;
 	}
 	campaign_path(crash, sizeof(crash), "%s/crash.bin", tmp);
-	campaign_path(trace, sizeof(trace), "%s/crash.ptt", tmp);
-	campaign_path(repro, sizeof(repro), "%s/repro.ptt", tmp);
 	if (write_file_plain(crash, data, len)) {
 		snprintf(why, why_size, "%s: %s", crash, strerror(errno));
 		goto fail;
 	}
-	/* the tools run inside the finding's directory: its files name each other relatively */
-	char *conv[] = { (char *)self, "convert", "--text", "crash.bin", "crash.ptt", NULL };
-	if (run_command(tmp, conv, NULL, env, 60)) {
-		snprintf(why, why_size, "ptfuzz convert %s failed", crash);
+	if (make_repro(self, tmp, m, f, env, why, why_size))
 		goto fail;
-	}
-	char *min[] = { (char *)self, "minimize", "crash.ptt", "-o", "repro.ptt", "-f", "-q", "--signature", f->sig,
-			"--max-replays", "20000", m->variant[0] ? "--variant" : NULL, (char *)m->variant, NULL };
-	int st = run_command(tmp, min, NULL, env, 300);
-	f->minimized = st == 0;
-	if (!f->minimized) {
-		const char *reason = st < 0 ? "ptfuzz minimize failed or timed out" : "ptfuzz minimize failed";
-		if (unminimized_repro(trace, repro, m, f, reason)) {
-			snprintf(why, why_size, "%s: cannot write", repro);
-			goto fail;
-		}
-	}
-	unlink(trace);
-	f->ops = count_events(repro);
 	char *rep[] = { (char *)self, "replay", "repro.ptt", m->variant[0] ? "--variant" : NULL, (char *)m->variant,
 			NULL };
 	char *repj[] = { (char *)self, "replay", "--json", "repro.ptt", m->variant[0] ? "--variant" : NULL,
 			 (char *)m->variant, NULL };
 	if (run_command(tmp, rep, "replay.txt", env, 120) != 1 || run_command(tmp, repj, "replay.json", env, 120) != 1) {
-		snprintf(why, why_size, "ptfuzz replay %s: the reproducer does not show a violation", repro);
+		snprintf(why, why_size, "ptfuzz replay %s/repro.ptt: the reproducer does not show a violation", tmp);
 		goto fail;
 	}
 	if (finding_report(tmp, m, f)) {
