@@ -24,7 +24,7 @@
 void help_minimize(FILE *f)
 {
 	fputs("usage: ptfuzz minimize IN -o OUT [--variant NAME] [--signature SIG | --same-invariant]\n"
-	      "                       [--max-replays N] [--input] [-f] [-q]\n"
+	      "                       [--max-replays N] [--input] [-f] [-q] [--json]\n"
 	      "\n"
 	      "Shrink a trace that shows a violation (text .ptt or binary .ptt.zst; - reads\n"
 	      "standard input), or a fuzz input of the ops_invariants harness (named\n"
@@ -69,7 +69,14 @@ void help_minimize(FILE *f)
 	      "                     the target but may not be 1-minimal (said on stderr\n"
 	      "                     and in OUT)\n"
 	      "  --input            IN is a fuzz input whatever its name\n"
-	      "  -q, --quiet        no progress, no summary line\n"
+	      "  -q, --quiet        no progress, no summary line (errors and the replay\n"
+	      "                     cap are still said)\n"
+	      "  --json             the summary as one JSON document on standard output\n"
+	      "                     (OUT must then be a file): {\"input\", \"output\",\n"
+	      "                     \"variant\", \"invariant\", \"signature\" (null with\n"
+	      "                     --same-invariant), \"events_in\", \"events_out\",\n"
+	      "                     \"replays\", \"rounds\", \"one_minimal\"}; no time, so\n"
+	      "                     the same IN gives the same document\n"
 	      "  -h, --help         this help\n"
 	      "\n"
 	      "Progress (pass, events left, replays) goes to standard error when it is a\n"
@@ -402,7 +409,16 @@ static int pick_target(const struct pt_session *s, const char *sig, bool same_in
 	return -1;
 }
 
-int cmd_minimize(int argc, char **argv)
+struct minimize_opts {
+	const char *out, *sig;
+	const char *variants[MAX_VARIANTS + 1];
+	unsigned nvariants;
+	bool force, same_invariant, quiet, fuzz_input, json;
+	uint64_t max_replays;
+};
+
+/* the options and OUT's checks; @return : -1 to go on, or the exit status (help, a usage error) */
+static int minimize_parse(int argc, char **argv, struct minimize_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -413,34 +429,32 @@ int cmd_minimize(int argc, char **argv)
 		{ "max-replays", required_argument, NULL, 'm' },
 		{ "input", no_argument, NULL, 'I' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = NULL, *sig = NULL, *variants[MAX_VARIANTS + 1] = { NULL };
-	bool force = false, same_invariant = false, quiet = false, fuzz_input = false;
-	uint64_t max_replays = DEFAULT_MAX_REPLAYS;
-	unsigned nvariants = 0;
-	struct pt_error err;
 	int c;
 
+	o->max_replays = DEFAULT_MAX_REPLAYS;
 	while ((c = cli_getopt(CMD, argc, argv, "o:fqh", longopts)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
-		case 'f': force = true; break;
+		case 'o': o->out = optarg; break;
+		case 'f': o->force = true; break;
 		case 'v':
-			if (nvariants)
+			if (o->nvariants)
 				return cli_usage_error(CMD, "one --variant only");
-			if (cli_variant_arg(CMD, variants, &nvariants, optarg))
+			if (cli_variant_arg(CMD, o->variants, &o->nvariants, optarg))
 				return EXIT_BAD;
 			break;
-		case 's': sig = optarg; break;
-		case 'i': same_invariant = true; break;
+		case 's': o->sig = optarg; break;
+		case 'i': o->same_invariant = true; break;
 		case 'm':
-			if (parse_u64(optarg, &max_replays) || !max_replays)
+			if (parse_u64(optarg, &o->max_replays) || !o->max_replays)
 				return cli_usage_error(CMD, "--max-replays takes a positive number, not '%s'", optarg);
 			break;
-		case 'I': fuzz_input = true; break;
-		case 'q': quiet = true; break;
+		case 'I': o->fuzz_input = true; break;
+		case 'q': o->quiet = true; break;
+		case 'j': o->json = true; break;
 		case 'h': help_minimize(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -449,48 +463,121 @@ int cmd_minimize(int argc, char **argv)
 		return cli_usage_error(CMD, "no trace file given");
 	if (argc - optind > 1)
 		return cli_usage_error(CMD, "one trace file only, got %d", argc - optind);
-	if (!out)
+	if (!o->out)
 		return cli_usage_error(CMD, "no output given (-o OUT)");
-	if (sig && same_invariant)
+	if (o->sig && o->same_invariant)
 		return cli_usage_error(CMD, "--signature and --same-invariant exclude each other");
-	if (!*out)
+	if (!*o->out)
 		return cli_usage_error(CMD, "empty output name");
+	if (o->json && !strcmp(o->out, "-"))
+		return cli_usage_error(CMD, "--json: standard output is OUT (give -o FILE)");
 	struct stat sb;
-	if (strcmp(out, "-") && !force && !lstat(out, &sb))
-		return cli_usage_error(CMD, "%s exists (-f replaces it)", out);
-	if (strcmp(out, "-") && out_dir_unwritable(out))
-		return cli_usage_error(CMD, "cannot write beside %s: %s", out, strerror(errno));
+	if (strcmp(o->out, "-") && !o->force && !lstat(o->out, &sb))
+		return cli_usage_error(CMD, "%s exists (-f replaces it)", o->out);
+	if (strcmp(o->out, "-") && out_dir_unwritable(o->out))
+		return cli_usage_error(CMD, "cannot write beside %s: %s", o->out, strerror(errno));
+	return -1;
+}
+
+/* the violation of t to keep (--signature, --same-invariant, or the first); EXIT_BAD after saying why not */
+static int find_target(const struct mz_trace *t, const char *in_name, const struct minimize_opts *o,
+		       struct mz_target *tg)
+{
+	const char *variant = o->variants[0];
+	struct pt_session *s;
+
+	mz_replay(t, variant, NULL, &s);
+	if (!s) {
+		fprintf(stderr, "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)\n",
+			in_name, t->h.cpus, t->h.granule, t->h.va_bits);
+		return EXIT_BAD;
+	}
+	int found = pick_target(s, o->sig, o->same_invariant, tg);
+	unsigned nv = pt_session_nviolations(s);
+	pt_session_free(s);
+	if (found >= 0)
+		return 0;
+	if (o->sig)
+		fprintf(stderr, "%s: no violation with signature %s to minimize (%u other%s)\n", in_name, o->sig, nv,
+			nv == 1 ? "" : "s");
+	else
+		fprintf(stderr, "%s: no violation to minimize%s%s\n", in_name, variant ? " under " : "",
+			variant ? variant : "");
+	return EXIT_BAD;
+}
+
+/* "OUT: N events -> M events (K replays, R rounds, T s), SIG" on stdout (stderr when OUT is -) */
+static void summary_text(const char *out, const struct mz_trace *t, const struct outcome *o)
+{
+	FILE *f = strcmp(out, "-") ? stdout : stderr;
+	const struct mz_target *tg = o->tg;
+	char what[sizeof(tg->signature) + 32];
+
+	if (tg->same_invariant)
+		snprintf(what, sizeof(what), "I%u (any signature)", tg->id);
+	else
+		snprintf(what, sizeof(what), "%s", tg->signature);
+	fprintf(f, "%s: %zu event%s -> %zu event%s (%" PRIu64 " replay%s, %u round%s, %.1f s), %s\n",
+		cli_display_name(out), o->events_in, S(o->events_in), t->n, S(t->n), o->st->replays, S(o->st->replays),
+		o->st->rounds, S(o->st->rounds), o->seconds, what);
+}
+
+/* --json: the same facts but the time (the document is the same for the same IN) */
+static void summary_json(const char *out, const struct mz_trace *t, const struct outcome *o)
+{
+	char inv[8];
+	struct json j;
+
+	snprintf(inv, sizeof(inv), "I%u", o->tg->id);
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "input");
+	json_string(&j, o->in_name);
+	json_key(&j, "output");
+	json_string(&j, out);
+	json_key(&j, "variant");
+	json_string(&j, o->variant);
+	json_key(&j, "invariant");
+	json_string(&j, inv);
+	json_key(&j, "signature");	/* null with --same-invariant */
+	json_string(&j, o->tg->same_invariant ? NULL : o->tg->signature);
+	json_key(&j, "events_in");
+	json_u64(&j, o->events_in);
+	json_key(&j, "events_out");
+	json_u64(&j, t->n);
+	json_key(&j, "replays");
+	json_u64(&j, o->st->replays);
+	json_key(&j, "rounds");
+	json_u64(&j, o->st->rounds);
+	json_key(&j, "one_minimal");
+	json_bool(&j, !o->st->capped);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+int cmd_minimize(int argc, char **argv)
+{
+	struct minimize_opts o;
+	struct pt_error err;
+	struct mz_trace t;
+	struct mz_target tg;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	rc = minimize_parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
 
 	const char *in = argv[optind], *in_name = cli_display_name(in);
-	const char *variant = variants[0];
-	struct mz_trace t;
+	const char *variant = o.variants[0];
 	double start = now();
 
-	if (load(in, fuzz_input, &t, &err) < 0) {
+	if (load(in, o.fuzz_input, &t, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_BAD;
 	}
 	size_t events_in = t.n;
-
-	struct pt_session *s;
-	struct mz_target tg;
-	mz_replay(&t, variant, NULL, &s);
-	if (!s) {
-		fprintf(stderr, "%s: header: the model cannot run this machine (cpus %u, granule %u, va_bits %u)\n",
-			in_name, t.h.cpus, t.h.granule, t.h.va_bits);
-		mz_trace_free(&t);
-		return EXIT_BAD;
-	}
-	int found = pick_target(s, sig, same_invariant, &tg);
-	unsigned nv = pt_session_nviolations(s);
-	pt_session_free(s);
-	if (found < 0) {
-		if (sig)
-			fprintf(stderr, "%s: no violation with signature %s to minimize (%u other%s)\n", in_name, sig,
-				nv, nv == 1 ? "" : "s");
-		else
-			fprintf(stderr, "%s: no violation to minimize%s%s\n", in_name, variant ? " under " : "",
-				variant ? variant : "");
+	if (find_target(&t, in_name, &o, &tg)) {
 		mz_trace_free(&t);
 		return EXIT_BAD;
 	}
@@ -500,8 +587,8 @@ int cmd_minimize(int argc, char **argv)
 		.variant = variant,
 		.target = tg,
 		.clean_by_default = variant && !mz_replay(&t, NULL, &tg, NULL),
-		.max_replays = max_replays,
-		.progress = !quiet && isatty(STDERR_FILENO) ? progress_show : NULL,
+		.max_replays = o.max_replays,
+		.progress = !o.quiet && isatty(STDERR_FILENO) ? progress_show : NULL,
 		.progress_ctx = &p,
 	};
 	struct mz_stats st;
@@ -509,11 +596,11 @@ int cmd_minimize(int argc, char **argv)
 	if (p.shown)
 		fputs("\r\033[K", stderr);
 
-	struct outcome o = {
+	struct outcome oc = {
 		.in_name = in_name, .events_in = events_in, .variant = variant, .tg = &tg, .st = &st,
 		.seconds = now() - start,
 	};
-	if (write_out(out, &t, &o, &err) < 0) {
+	if (write_out(o.out, &t, &oc, &err) < 0) {
 		fprintf(stderr, "%s\n", err.msg);
 		mz_trace_free(&t);
 		return EXIT_BAD;
@@ -521,18 +608,12 @@ int cmd_minimize(int argc, char **argv)
 	if (capped)
 		fprintf(stderr, "ptfuzz minimize: %s: stopped at the replay cap (%" PRIu64
 			" replays, --max-replays): %s still shows the target but may not be 1-minimal\n",
-			in_name, st.replays, cli_display_name(out));
-	if (!quiet) {
-		FILE *f = strcmp(out, "-") ? stdout : stderr;
-		char what[sizeof(tg.signature) + 32];
-		if (tg.same_invariant)
-			snprintf(what, sizeof(what), "I%u (any signature)", tg.id);
-		else
-			snprintf(what, sizeof(what), "%s", tg.signature);
-		fprintf(f, "%s: %zu event%s -> %zu event%s (%" PRIu64 " replay%s, %u round%s, %.1f s), %s\n",
-			cli_display_name(out), events_in, S(events_in), t.n, S(t.n), st.replays, S(st.replays),
-			st.rounds, S(st.rounds), o.seconds, what);
-	}
+			in_name, st.replays, cli_display_name(o.out));
+	if (o.json)
+		summary_json(o.out, &t, &oc);
+	else if (!o.quiet)
+		summary_text(o.out, &t, &oc);
 	mz_trace_free(&t);
+	cli_check_stdout();
 	return EXIT_CLEAN;
 }
