@@ -83,7 +83,27 @@ static int convert_stream(const char *in, bool in_fuzz, const char *out, enum pt
 	return pt_writer_close(w, err) ? -1 : 0;
 }
 
-int cmd_convert(int argc, char **argv)
+/* a trace (or fuzz input) in as the fuzz input out; the events the decoder drops are counted on stderr */
+static int to_fuzz_input(const char *in, bool in_fuzz, const char *out, struct pt_error *err)
+{
+	unsigned dropped = 0;
+
+	if (cli_write_fuzz_input(in, in_fuzz, out, &dropped, err))
+		return -1;
+	if (dropped)
+		fprintf(stderr, "ptfuzz convert: %s: %u event%s outside the fuzz grammar (contracts, bounds) "
+			"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
+	return 0;
+}
+
+struct convert_opts {
+	int forced;			/* --binary / --text: the encoding, -1 = OUT's name says */
+	bool in_fuzz, force;
+	const char *in, *out;
+};
+
+/* @return : -1 to go on, or the exit status (help, a usage error) */
+static int convert_parse(int argc, char **argv, struct convert_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "binary", no_argument, NULL, 'b' },
@@ -94,36 +114,47 @@ int cmd_convert(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int forced = -1, c;
-	bool in_fuzz = false;
-	bool force = false;
-	const char *out = NULL;
-	struct pt_error err = { PT_OK, "" };
+	int c;
 
+	o->forced = -1;
 	while ((c = cli_getopt("convert", argc, argv, "fo:h", longopts)) != -1) {
 		switch (c) {
-		case 'f': force = true; break;
-		case 'o': out = optarg; break;
+		case 'f': o->force = true; break;
+		case 'o': o->out = optarg; break;
 		case 'b':
 		case 't':
-			if (forced != -1 && forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
+			if (o->forced != -1 && o->forced != (c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT))
 				return cli_usage_error("convert", "--binary and --text exclude each other");
-			forced = c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT;
+			o->forced = c == 'b' ? PT_ENC_BINARY : PT_ENC_TEXT;
 			break;
-		case 'i': in_fuzz = true; break;
+		case 'i': o->in_fuzz = true; break;
 		case 'h': help_convert(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
 	}
-	if (out && argc - optind != 1)
+	if (o->out && argc - optind != 1)
 		return cli_usage_error("convert", "expected IN and -o OUT, got %d argument%s", argc - optind,
 				       argc - optind == 1 ? "" : "s");
-	if (!out && argc - optind != 2)
+	if (!o->out && argc - optind != 2)
 		return cli_usage_error("convert", "expected IN and OUT, got %d argument%s", argc - optind,
 				       argc - optind == 1 ? "" : "s");
-	const char *in = argv[optind];
-	if (!out)
-		out = argv[optind + 1];
+	o->in = argv[optind];
+	if (!o->out)
+		o->out = argv[optind + 1];
+	return -1;
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	struct convert_opts o = { .in = NULL };
+	struct pt_error err = { PT_OK, "" };
+	int rc = convert_parse(argc, argv, &o);
+
+	if (rc >= 0)
+		return rc;
+	const char *in = o.in, *out = o.out;
+	int forced = o.forced;
+	bool in_fuzz = o.in_fuzz;
 	bool to_stdout = !strcmp(out, "-");
 	enum pt_encoding enc = forced != -1 ? (enum pt_encoding)forced
 			       : to_stdout   ? PT_ENC_TEXT
@@ -131,23 +162,15 @@ int cmd_convert(int argc, char **argv)
 
 	if (to_stdout && enc == PT_ENC_BINARY && isatty(STDOUT_FILENO))
 		return cli_usage_error("convert", "refusing to write binary to a terminal");
-	if (cli_refuse_overwrite("convert", out, force))
+	if (cli_refuse_overwrite("convert", out, o.force))
 		return EXIT_BAD;
 
-	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out)) {
-		unsigned dropped = 0;
-		if (cli_write_fuzz_input(in, in_fuzz, out, &dropped, &err))
-			goto fail;
-		if (dropped)
-			fprintf(stderr, "ptfuzz convert: %s: %u event%s outside the fuzz grammar (contracts, bounds) "
-				"dropped by the decoder\n", cli_display_name(in), dropped, dropped == 1 ? "" : "s");
+	if (forced == -1 && !to_stdout && cli_is_fuzz_input(out))
+		rc = to_fuzz_input(in, in_fuzz, out, &err);
+	else
+		rc = convert_stream(in, in_fuzz, out, enc, &err);
+	if (!rc)
 		return EXIT_CLEAN;
-	}
-	if (convert_stream(in, in_fuzz, out, enc, &err))
-		goto fail;
-	return EXIT_CLEAN;
-
-fail:
 	/* a reader that went away (`... - | head`) is not worth a message */
 	if (!(to_stdout && err.code == PT_ERR_IO && errno == EPIPE))
 		fprintf(stderr, "%s\n", err.msg);

@@ -524,7 +524,15 @@ static void file_json(struct json *j, const struct replay_run *run)
 	json_object_end(j);
 }
 
-int cmd_replay(int argc, char **argv)
+struct replay_opts {
+	bool json, quiet, strict;
+	const char *record, *kernel;
+	const char *variants[MAX_VARIANTS + 1];
+	unsigned nvariants;
+};
+
+/* @return : -1 to go on, or the exit status (help, a usage error) */
+static int replay_parse(int argc, char **argv, struct replay_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -536,28 +544,22 @@ int cmd_replay(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool as_json = false, quiet = false, strict = false;
-	const char *record = NULL, *kernel = "auto";
-	uint64_t total_div = 0;
-	const char *variants[MAX_VARIANTS + 1] = { NULL };
-	unsigned nvariants = 0;
-	uint64_t total = 0;
-	int status = EXIT_CLEAN, c;
-	struct json j;
+	int c;
 
+	o->kernel = "auto";
 	while ((c = cli_getopt("replay", argc, argv, "qh", longopts)) != -1) {
 		switch (c) {
-		case 'j': as_json = true; break;
-		case 'q': quiet = true; break;
-		case 'r': record = optarg; break;
-		case 's': strict = true; break;
+		case 'j': o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case 'r': o->record = optarg; break;
+		case 's': o->strict = true; break;
 		case 'k':
 			if (cli_kernel_arg("replay", optarg))
 				return EXIT_BAD;
-			kernel = optarg;
+			o->kernel = optarg;
 			break;
 		case 'v':
-			if (cli_variant_arg("replay", variants, &nvariants, optarg))
+			if (cli_variant_arg("replay", o->variants, &o->nvariants, optarg))
 				return EXIT_BAD;
 			break;
 		case 'h': help_replay(stdout); return EXIT_CLEAN;
@@ -566,50 +568,72 @@ int cmd_replay(int argc, char **argv)
 	}
 	if (optind == argc)
 		return cli_usage_error("replay", "no trace file given");
-	if (record && argc - optind != 1)
+	if (o->record && argc - optind != 1)
 		return cli_usage_error("replay", "--record takes exactly one trace file");
+	return -1;
+}
 
-	if (as_json) {
+/* One file: replayed, reported (text, or as an element of j's "files"), counted; its exit status. */
+static int replay_one(const struct replay_opts *o, const char *path, struct json *j, uint64_t *violations,
+		      uint64_t *divergences)
+{
+	struct replay_run run = {
+		.path = path,
+		.context = !o->quiet,
+		.progress = !o->quiet && isatty(STDERR_FILENO),
+		.record = o->record,
+		.variants = o->variants,
+		.kernel = o->kernel,
+		.fidelity = true,
+	};
+	int status = EXIT_CLEAN;
+
+	replay_file(&run);
+	if (o->json)
+		file_json(j, &run);
+	else
+		file_text(&run, o->quiet);
+	cli_check_stdout();
+	if (run.failed)
+		fprintf(stderr, "%s\n", run.err.msg);
+	if (run.rec_failed) {
+		fprintf(stderr, "%s\n", run.rec_err.msg);
+		status = EXIT_BAD;
+	}
+	if (run.s && pt_session_nviolations(run.s)) {
+		*violations += pt_session_nviolations(run.s);
+		status = exit_merge(status, EXIT_VIOLATION);
+	}
+	*divergences += run.fid.ndiv;
+	if (o->strict && run.fid.ndiv)
+		status = exit_merge(status, EXIT_VIOLATION);
+	if (run.failed)
+		status = EXIT_BAD;
+	replay_run_free(&run);
+	return status;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	struct replay_opts o;
+	uint64_t total = 0, total_div = 0;
+	int status = EXIT_CLEAN;
+	struct json j;
+
+	memset(&o, 0, sizeof(o));
+	status = replay_parse(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	status = EXIT_CLEAN;
+	if (o.json) {
 		json_init(&j, stdout);
 		json_object_begin(&j);
 		json_key(&j, "files");
 		json_array_begin(&j);
 	}
-	for (int i = optind; i < argc; i++) {
-		struct replay_run run = {
-			.path = argv[i],
-			.context = !quiet,
-			.progress = !quiet && isatty(STDERR_FILENO),
-			.record = record,
-			.variants = variants,
-			.kernel = kernel,
-			.fidelity = true,
-		};
-
-		replay_file(&run);
-		if (as_json)
-			file_json(&j, &run);
-		else
-			file_text(&run, quiet);
-		cli_check_stdout();
-		if (run.failed)
-			fprintf(stderr, "%s\n", run.err.msg);
-		if (run.rec_failed) {
-			fprintf(stderr, "%s\n", run.rec_err.msg);
-			status = EXIT_BAD;
-		}
-		if (run.s && pt_session_nviolations(run.s)) {
-			total += pt_session_nviolations(run.s);
-			status = exit_merge(status, EXIT_VIOLATION);
-		}
-		total_div += run.fid.ndiv;
-		if (strict && run.fid.ndiv)
-			status = exit_merge(status, EXIT_VIOLATION);
-		if (run.failed)
-			status = EXIT_BAD;
-		replay_run_free(&run);
-	}
-	if (as_json) {
+	for (int i = optind; i < argc; i++)
+		status = exit_merge(status, replay_one(&o, argv[i], &j, &total, &total_div));
+	if (o.json) {
 		json_array_end(&j);
 		json_key(&j, "violations");
 		json_u64(&j, total);

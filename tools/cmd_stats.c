@@ -12,7 +12,7 @@
 
 void help_stats(FILE *f)
 {
-	fputs("usage: ptfuzz stats [--json] [--kernel PROFILE] [--variant NAME]... FILE...\n"
+	fputs("usage: ptfuzz stats [--json] [-q] [--kernel PROFILE] [--variant NAME]... FILE...\n"
 	      "\n"
 	      "Replay traces (- reads standard input) and print what they cost: events\n"
 	      "by kind, TLBIs by operation, DSBs by domain, DMBs, ISBs, page-table\n"
@@ -27,6 +27,7 @@ void help_stats(FILE *f)
 	      "  --kernel PROFILE  the mm model as of that kernel (6.1, default, or auto:\n"
 	      "                from the header's kernel release; see ptfuzz replay --help)\n"
 	      "  --variant NAME  run the mm model as a variant (ptfuzz variants)\n"
+	      "  -q, --quiet   no progress on standard error (shown when it is a terminal)\n"
 	      "  -h, --help    this help\n"
 	      "\n"
 	      "exit status: 0 no violation, 1 violations found (see ptfuzz replay),\n"
@@ -235,34 +236,38 @@ static void file_json(struct json *j, const struct replay_run *run)
 	json_object_end(j);
 }
 
-int cmd_stats(int argc, char **argv)
+struct stats_opts {
+	bool json, quiet;
+	const char *kernel;
+	const char *variants[MAX_VARIANTS + 1];
+	unsigned nvariants;
+};
+
+/* @return : -1 to go on, or the exit status (help, a usage error) */
+static int stats_parse(int argc, char **argv, struct stats_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "variant", required_argument, NULL, 'v' },
 		{ "kernel", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *variants[MAX_VARIANTS + 1] = { NULL };
-	unsigned nvariants = 0;
-	struct pt_counters total;
-	unsigned nread = 0;
-	bool as_json = false;
-	const char *kernel = "auto";
-	int status = EXIT_CLEAN, c;
-	struct json j;
+	int c;
 
-	while ((c = cli_getopt("stats", argc, argv, "h", longopts)) != -1) {
+	o->kernel = "auto";
+	while ((c = cli_getopt("stats", argc, argv, "qh", longopts)) != -1) {
 		switch (c) {
-		case 'j': as_json = true; break;
+		case 'j': o->json = true; break;
+		case 'q': o->quiet = true; break;
 		case 'k':
 			if (cli_kernel_arg("stats", optarg))
 				return EXIT_BAD;
-			kernel = optarg;
+			o->kernel = optarg;
 			break;
 		case 'v':
-			if (cli_variant_arg("stats", variants, &nvariants, optarg))
+			if (cli_variant_arg("stats", o->variants, &o->nvariants, optarg))
 				return EXIT_BAD;
 			break;
 		case 'h': help_stats(stdout); return EXIT_CLEAN;
@@ -271,41 +276,64 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (optind == argc)
 		return cli_usage_error("stats", "no trace file given");
+	return -1;
+}
 
+/* One file: replayed, its counters printed (text, or as an element of j's "files") and added to total. */
+static int stats_one(const struct stats_opts *o, const char *path, struct json *j, struct pt_counters *total,
+		     unsigned *nread)
+{
+	struct replay_run run = { .path = path, .progress = !o->quiet && isatty(STDERR_FILENO),
+				  .variants = o->variants, .kernel = o->kernel };
+	int status = EXIT_CLEAN;
+
+	replay_file(&run);
+	if (o->json) {
+		file_json(j, &run);
+	} else if (run.s) {
+		if (*nread)
+			putchar('\n');
+		replay_summary(&run);
+		counters_text(pt_session_counters(run.s));
+	}
+	if (run.s) {
+		counters_add(total, pt_session_counters(run.s));
+		(*nread)++;
+		if (pt_session_nviolations(run.s))
+			status = EXIT_VIOLATION;
+	}
+	cli_check_stdout();
+	if (run.failed) {
+		fprintf(stderr, "%s\n", run.err.msg);
+		status = EXIT_BAD;
+	}
+	replay_run_free(&run);
+	return status;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_opts o;
+	struct pt_counters total;
+	unsigned nread = 0;
+	int status;
+	struct json j;
+
+	memset(&o, 0, sizeof(o));
+	status = stats_parse(argc, argv, &o);
+	if (status >= 0)
+		return status;
+	status = EXIT_CLEAN;
 	memset(&total, 0, sizeof(total));
-	if (as_json) {
+	if (o.json) {
 		json_init(&j, stdout);
 		json_object_begin(&j);
 		json_key(&j, "files");
 		json_array_begin(&j);
 	}
-	for (int i = optind; i < argc; i++) {
-		struct replay_run run = { .path = argv[i], .progress = isatty(STDERR_FILENO), .variants = variants,
-					  .kernel = kernel };
-
-		replay_file(&run);
-		if (as_json) {
-			file_json(&j, &run);
-		} else if (run.s) {
-			if (nread)
-				putchar('\n');
-			replay_summary(&run);
-			counters_text(pt_session_counters(run.s));
-		}
-		if (run.s) {
-			counters_add(&total, pt_session_counters(run.s));
-			nread++;
-			if (pt_session_nviolations(run.s))
-				status = exit_merge(status, EXIT_VIOLATION);
-		}
-		cli_check_stdout();
-		if (run.failed) {
-			fprintf(stderr, "%s\n", run.err.msg);
-			status = EXIT_BAD;
-		}
-		replay_run_free(&run);
-	}
-	if (as_json) {
+	for (int i = optind; i < argc; i++)
+		status = exit_merge(status, stats_one(&o, argv[i], &j, &total, &nread));
+	if (o.json) {
 		json_array_end(&j);
 		json_key(&j, "total");
 		counters_json(&j, &total);

@@ -40,6 +40,53 @@ void help_variants(FILE *f)
 	      f);
 }
 
+static void variants_json(void)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "variants");
+	json_array_begin(&j);
+	for (unsigned i = 0; i < mm_variant_count(); i++) {
+		const struct mm_variant_info *v = mm_variant_info(i);
+		json_object_begin(&j);
+		json_key(&j, "name");
+		json_string(&j, v->name);
+		json_key(&j, "kind");
+		json_string(&j, i == 0 ? "default" : v->baseline ? "baseline" : "bug");
+		json_key(&j, "description");
+		json_string(&j, v->desc);
+		json_key(&j, "seed");
+		json_string(&j, v->seed);
+		json_key(&j, "caught_by");
+		json_string(&j, v->catches);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_end(&j);
+}
+
+/* three sections: the default, the bug variants, the baselines */
+static void variants_text(void)
+{
+	const char *sections[3] = { "default", "bug variants", "baselines (pre-patch, correct, costlier)" };
+
+	for (int sec = 0; sec < 3; sec++) {
+		printf("%s%s:\n", sec ? "\n" : "", sections[sec]);
+		for (unsigned i = 0; i < mm_variant_count(); i++) {
+			const struct mm_variant_info *v = mm_variant_info(i);
+			int kind = i == 0 ? 0 : v->baseline ? 2 : 1;
+			if (kind != sec)
+				continue;
+			printf("  %-30s %s\n", v->name, v->desc);
+			printf("  %-30s seed: %s%s%s\n", "", v->seed, kind == 1 ? "; caught by " : "",
+			       kind == 1 ? v->catches : "");
+		}
+	}
+}
+
 int cmd_variants(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -59,45 +106,10 @@ int cmd_variants(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage_error("variants", "unexpected argument '%s'", argv[optind]);
-	if (as_json) {
-		struct json j;
-		json_init(&j, stdout);
-		json_object_begin(&j);
-		json_key(&j, "variants");
-		json_array_begin(&j);
-		for (unsigned i = 0; i < mm_variant_count(); i++) {
-			const struct mm_variant_info *v = mm_variant_info(i);
-			json_object_begin(&j);
-			json_key(&j, "name");
-			json_string(&j, v->name);
-			json_key(&j, "kind");
-			json_string(&j, i == 0 ? "default" : v->baseline ? "baseline" : "bug");
-			json_key(&j, "description");
-			json_string(&j, v->desc);
-			json_key(&j, "seed");
-			json_string(&j, v->seed);
-			json_key(&j, "caught_by");
-			json_string(&j, v->catches);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_object_end(&j);
-		json_end(&j);
-	} else {
-		const char *sections[3] = { "default", "bug variants", "baselines (pre-patch, correct, costlier)" };
-		for (int sec = 0; sec < 3; sec++) {
-			printf("%s%s:\n", sec ? "\n" : "", sections[sec]);
-			for (unsigned i = 0; i < mm_variant_count(); i++) {
-				const struct mm_variant_info *v = mm_variant_info(i);
-				int kind = i == 0 ? 0 : v->baseline ? 2 : 1;
-				if (kind != sec)
-					continue;
-				printf("  %-30s %s\n", v->name, v->desc);
-				printf("  %-30s seed: %s%s%s\n", "", v->seed, kind == 1 ? "; caught by " : "",
-				       kind == 1 ? v->catches : "");
-			}
-		}
-	}
+	if (as_json)
+		variants_json();
+	else
+		variants_text();
 	cli_check_stdout();
 	return EXIT_CLEAN;
 }
