@@ -1213,34 +1213,25 @@ static int other_line(struct ft *x, const char *p)
 	return errat(x, p, "expected a trace line 'TASK-PID [CPU] TIMESTAMP: EVENT', got %s", got(p, b));
 }
 
-static int parse_line(struct ft *x, const char *s)
+/* the address space a line's thread runs in: its TGID, else its PID or the creator it shares memory with */
+static uint32_t line_key(const struct ft *x, uint32_t pid, uint32_t tgid, bool has_tgid)
 {
-	char b[48];
-	uint32_t pid, tgid;
-	bool has_tgid;
-	unsigned cpu;
-	const char *p = skip_sp(s), *end;
-	uint64_t v;
-
-	if (!*p)
-		return 0;
-	if (*p == '#' || !find_head(p, &pid, &tgid, &has_tgid, &cpu, &p))
-		return other_line(x, p);
-	x->info.events++;
-	if (cpu >= PT_MAX_CPUS)
-		return errat(x, s, "expected a CPU number below %u, got %u", PT_MAX_CPUS, cpu);
-	if (!x->any_cpu || cpu > x->max_cpu)
-		x->max_cpu = cpu;
-	x->any_cpu = true;
 	uint32_t key = has_tgid ? tgid : pid;
+
 	for (size_t i = 0; !has_tgid && i < x->nal; i++)
 		if (x->al[i].pid == pid)
 			key = x->al[i].key;
+	return key;
+}
 
-	/* [flags] TIMESTAMP: */
-	p = skip_sp(p);
-	const char *t = p;
-	if (!(dec(t, &v, &end) && (*end == ':' || *end == '.'))) {
+/* "[flags] SECONDS.FRACTION:" at p; *after is what follows the ':'; -1 with the error set */
+static int parse_timestamp(struct ft *x, const char *p, const char **after)
+{
+	char b[48];
+	const char *end;
+	uint64_t v;
+
+	if (!(dec(p, &v, &end) && (*end == ':' || *end == '.'))) {
 		while (*p && *p != ' ' && *p != '\t')
 			p++;
 		p = skip_sp(p);
@@ -1251,38 +1242,92 @@ static int parse_line(struct ft *x, const char *s)
 		return errat(x, end + 1, "expected a timestamp (SECONDS.FRACTION:), got %s", got(end + 1, b));
 	if (*end != ':')
 		return errat(x, end, "expected ':' after the timestamp, got %s", got(end, b));
-	p = skip_sp(end + 1);
+	*after = skip_sp(end + 1);
+	return 0;
+}
 
-	/* the event */
-	const char *n = p;
-	while (is_ident(*p))
-		p++;
-	size_t nl = (size_t)(p - n);
-	if (!nl)
-		return errat(x, n, "expected an event name, got %s", got(n, b));
+/* "task_newtask: pid=N comm=NAME clone_flags=HEX oom_score_adj=N", by the creator (address space key) */
+static int on_newtask(struct ft *x, const char *p, uint32_t key)
+{
+	char b[48];
+	const char *f = strstr(p, " pid="), *c = strstr(p, " clone_flags="), *end;
+	uint64_t child, cf;
+
+	if (!f || !dec(f + 5, &child, &end) || child > UINT32_MAX)
+		return errat(x, f ? f + 5 : p, "expected pid=N in task_newtask, got %s", got(f ? f + 5 : p, b));
+	if (!c || !hex(c + 13, &cf, &end))
+		return errat(x, c ? c + 13 : p, "expected clone_flags=HEX in task_newtask, got %s",
+			     got(c ? c + 13 : p, b));
+	for (size_t i = 0; i < x->nal; i++)
+		if (x->al[i].pid == (uint32_t)child)
+			x->al[i] = x->al[--x->nal];	/* a reused PID */
+	if (cf & 0x100) {	/* CLONE_VM */
+		if (grow(x, (void **)&x->al, &x->capal, x->nal, sizeof(*x->al)))
+			return -1;
+		x->al[x->nal++] = (struct alias){ (uint32_t)child, key };
+	}
+	return 0;
+}
+
+/* "sched_process_exec: filename=... pid=N old_pid=M": the next operations get a new address space */
+static int on_exec(struct ft *x, const char *p, uint32_t pid, uint32_t key)
+{
+	char b[48];
+	const char *f = strstr(p, " pid="), *end;
+	uint64_t v;
+
+	if (!f || !dec(f + 5, &v, &end) || v > UINT32_MAX)
+		return errat(x, f ? f + 5 : p, "expected pid=N in sched_process_exec, got %s", got(f ? f + 5 : p, b));
+	for (size_t i = 0; i < x->nal; i++)
+		if (x->al[i].pid == pid) {
+			/* a CLONE_VM child (vfork) that execs gets its own address space;
+			 * its creator keeps the one they shared */
+			x->al[i] = x->al[--x->nal];
+			key = pid;
+			break;
+		}
+	asid_forget(x, key);
+	if ((uint32_t)v != key)
+		asid_forget(x, (uint32_t)v);
+	return 0;
+}
+
+/* the syscall events, both forms: trace-cmd's sys_enter_NAME: / sys_exit_NAME:, tracefs' sys_NAME( / -> */
+static int on_syscall_event(struct ft *x, const char *n, size_t nl, const char *p, uint32_t pid, uint32_t key,
+			    unsigned cpu)
+{
+	char b[48];
+	int sc;
+
 	if (nl > 10 && starts(n, "sys_enter_") && *p == ':') {
-		int sc = sc_by_name(n + 10, nl - 10);
-		if (sc < 0)
+		if ((sc = sc_by_name(n + 10, nl - 10)) < 0)
 			goto ignored;
 		return on_sys_enter(x, (enum sc)sc, p + 1, '\0', pid, key, cpu);
 	}
 	if (nl > 9 && starts(n, "sys_exit_") && *p == ':') {
-		int sc = sc_by_name(n + 9, nl - 9);
-		if (sc < 0)
+		if ((sc = sc_by_name(n + 9, nl - 9)) < 0)
 			goto ignored;
 		return on_sys_exit(x, (enum sc)sc, p + 1, pid);
 	}
-	if (nl > 4 && starts(n, "sys_") && (*p == '(' || *p == ' ')) {
-		int sc = sc_by_name(n + 4, nl - 4);
-		if (sc < 0)
-			goto ignored;
-		if (*p == '(')
-			return on_sys_enter(x, (enum sc)sc, p + 1, ')', pid, key, cpu);
-		const char *r = skip_sp(p);
-		if (!starts(r, "->"))
-			return errat(x, r, "expected '(' or '->' after sys_%s, got %s", sc_tab[sc].name, got(r, b));
-		return on_sys_exit(x, (enum sc)sc, r + 2, pid);
-	}
+	if ((sc = sc_by_name(n + 4, nl - 4)) < 0)
+		goto ignored;
+	if (*p == '(')
+		return on_sys_enter(x, (enum sc)sc, p + 1, ')', pid, key, cpu);
+	const char *r = skip_sp(p);
+	if (!starts(r, "->"))
+		return errat(x, r, "expected '(' or '->' after sys_%s, got %s", sc_tab[sc].name, got(r, b));
+	return on_sys_exit(x, (enum sc)sc, r + 2, pid);
+ignored:
+	x->info.ignored++;
+	return 0;
+}
+
+/* one event: n (nl bytes) its name, p what follows the name */
+static int on_event(struct ft *x, const char *n, size_t nl, const char *p, uint32_t pid, uint32_t key, unsigned cpu)
+{
+	if ((nl > 10 && starts(n, "sys_enter_") && *p == ':') || (nl > 9 && starts(n, "sys_exit_") && *p == ':') ||
+	    (nl > 4 && starts(n, "sys_") && (*p == '(' || *p == ' ')))
+		return on_syscall_event(x, n, nl, p, pid, key, cpu);
 	if (nl > 4 && starts(n, "ptk_") && *p == ':')
 		return on_kprobe(x, n + 4, nl - 4, p + 1, pid, key, cpu);
 	if (nl == 18 && starts(n, "tracing_mark_write") && *p == ':')
@@ -1296,46 +1341,42 @@ static int parse_line(struct ft *x, const char *s)
 			q = c + 1;
 		return on_marker(x, q, pid, key, cpu);
 	}
-	if (nl == 12 && starts(n, "task_newtask") && *p == ':') {
-		/* "task_newtask: pid=N comm=NAME clone_flags=HEX oom_score_adj=N", by the creator */
-		const char *f = strstr(p, " pid="), *c = strstr(p, " clone_flags=");
-		uint64_t child, cf;
-		if (!f || !dec(f + 5, &child, &end) || child > UINT32_MAX)
-			return errat(x, f ? f + 5 : p, "expected pid=N in task_newtask, got %s", got(f ? f + 5 : p, b));
-		if (!c || !hex(c + 13, &cf, &end))
-			return errat(x, c ? c + 13 : p, "expected clone_flags=HEX in task_newtask, got %s",
-				     got(c ? c + 13 : p, b));
-		for (size_t i = 0; i < x->nal; i++)
-			if (x->al[i].pid == (uint32_t)child)
-				x->al[i] = x->al[--x->nal];	/* a reused PID */
-		if (cf & 0x100) {	/* CLONE_VM */
-			if (grow(x, (void **)&x->al, &x->capal, x->nal, sizeof(*x->al)))
-				return -1;
-			x->al[x->nal++] = (struct alias){ (uint32_t)child, key };
-		}
-		return 0;
-	}
-	if (nl == 18 && starts(n, "sched_process_exec") && *p == ':') {
-		const char *f = strstr(p, " pid=");
-		if (!f || !dec(f + 5, &v, &end) || v > UINT32_MAX)
-			return errat(x, f ? f + 5 : p, "expected pid=N in sched_process_exec, got %s",
-				     got(f ? f + 5 : p, b));
-		for (size_t i = 0; i < x->nal; i++)
-			if (x->al[i].pid == pid) {
-				/* a CLONE_VM child (vfork) that execs gets its own address space;
-				 * its creator keeps the one they shared */
-				x->al[i] = x->al[--x->nal];
-				key = pid;
-				break;
-			}
-		asid_forget(x, key);
-		if ((uint32_t)v != key)
-			asid_forget(x, (uint32_t)v);
-		return 0;
-	}
-ignored:
+	if (nl == 12 && starts(n, "task_newtask") && *p == ':')
+		return on_newtask(x, p, key);
+	if (nl == 18 && starts(n, "sched_process_exec") && *p == ':')
+		return on_exec(x, p, pid, key);
 	x->info.ignored++;
 	return 0;
+}
+
+static int parse_line(struct ft *x, const char *s)
+{
+	char b[48];
+	uint32_t pid, tgid;
+	bool has_tgid;
+	unsigned cpu;
+	const char *p = skip_sp(s);
+
+	if (!*p)
+		return 0;
+	if (*p == '#' || !find_head(p, &pid, &tgid, &has_tgid, &cpu, &p))
+		return other_line(x, p);
+	x->info.events++;
+	if (cpu >= PT_MAX_CPUS)
+		return errat(x, s, "expected a CPU number below %u, got %u", PT_MAX_CPUS, cpu);
+	if (!x->any_cpu || cpu > x->max_cpu)
+		x->max_cpu = cpu;
+	x->any_cpu = true;
+	uint32_t key = line_key(x, pid, tgid, has_tgid);
+
+	if (parse_timestamp(x, skip_sp(p), &p))
+		return -1;
+	const char *n = p;
+	while (is_ident(*p))
+		p++;
+	if (p == n)
+		return errat(x, n, "expected an event name, got %s", got(n, b));
+	return on_event(x, n, (size_t)(p - n), p, pid, key, cpu);
 }
 
 /* ------------------------------------------------------------------ */
