@@ -941,10 +941,85 @@ static enum pt_field kp_field(const char *n, size_t len)
  * Inside a traced syscall of the same thread it is that call's evidence,
  * written after its op; outside one (a fault after a touch) it is written now.
  */
+/* a probe argument's value: 0x-prefixed hex or decimal, up to end_at */
+static bool kp_number(const char *v, const char *end_at, uint64_t *val)
+{
+	const char *end;
+	bool ok = v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, val, &end) : dec(v, val, &end);
+
+	return ok && end == end_at;
+}
+
+/*
+ * The arguments of ptk_FN, "(SYM+OFF/SIZE) NAME=VALUE ...", into ev (the fields
+ * of enum pt_field; others dropped) and *pmdval (pmdval=, the PMD
+ * __split_huge_pmd() was called on, as the probe read it).
+ */
+static int kp_args(struct ft *x, const char *fn, size_t fnl, const char *p, struct pt_event *ev, uint64_t *pmdval,
+		   bool *have_pmdval)
+{
+	char b[48];
+
+	p = skip_sp(p);
+	if (*p == '(') {
+		const char *c = strchr(p, ')');
+		if (!c)
+			return errat(x, p, "expected ')' after the probed address of ptk_%.*s, got end of line", (int)fnl,
+				     fn);
+		p = skip_sp(c + 1);
+	}
+	while (*p) {
+		const char *n = p;
+		while (is_ident(*p))
+			p++;
+		if (p == n || *p != '=')
+			return errat(x, n, "expected NAME=VALUE in the arguments of ptk_%.*s, got %s", (int)fnl, fn,
+				     got(n, b));
+		enum pt_field f = kp_field(n, (size_t)(p - n));
+		bool is_pmdval = p - n == 6 && !memcmp(n, "pmdval", 6);
+		const char *v = ++p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+		if (is_pmdval) {
+			if (!kp_number(v, p, pmdval))
+				return errat(x, v, "expected a number (0x...) for pmdval of ptk_%.*s, got %s", (int)fnl, fn,
+					     got(v, b));
+			*have_pmdval = true;
+		} else if (f != PT_F_COUNT) {
+			uint64_t val;
+			if (!kp_number(v, p, &val))
+				return errat(x, v, "expected a number (0x...) for %.*s of ptk_%.*s, got %s",
+					     (int)(v - 1 - n), n, (int)fnl, fn, got(v, b));
+			pt_event_set(ev, f, val);
+		}
+		p = skip_sp(p);
+	}
+	return 0;
+}
+
+/* evidence ev of thread pid: with its call when one is open, else after the op before it */
+static int kp_put(struct ft *x, const struct pt_event *ev, uint32_t pid, uint32_t key)
+{
+	struct pending *pe = pending_of(x, pid);
+	struct pt_event e = *ev;
+
+	if (pe) {
+		if (grow(x, (void **)&pe->kev, &pe->capkev, pe->nkev, sizeof(*pe->kev)))
+			return -1;
+		pe->kev[pe->nkev++] = e;
+		return 0;
+	}
+	if (e.asid && asid_of(x, key, &e.asid))
+		return -1;
+	if (put(x, &e))
+		return -1;
+	x->info.evidence++;
+	return 0;
+}
+
 static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, uint32_t pid, uint32_t key,
 		     unsigned cpu)
 {
-	char b[48];
 	size_t k = 0;
 
 	while (k < sizeof(kp_tab) / sizeof(kp_tab[0]) &&
@@ -958,43 +1033,8 @@ static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, ui
 			       .asid = kp_tab[k].kernel ? 0 : 1 };
 	uint64_t pmdval = 0;
 	bool have_pmdval = false;
-	p = skip_sp(p);
-	if (*p == '(') {
-		const char *c = strchr(p, ')');
-		if (!c)
-			return errat(x, p, "expected ')' after the probed address of ptk_%.*s, got end of line", (int)fnl,
-				     fn);
-		p = skip_sp(c + 1);
-	}
-	while (*p) {
-		const char *n = p, *end;
-		while (is_ident(*p))
-			p++;
-		if (p == n || *p != '=')
-			return errat(x, n, "expected NAME=VALUE in the arguments of ptk_%.*s, got %s", (int)fnl, fn,
-				     got(n, b));
-		enum pt_field f = kp_field(n, (size_t)(p - n));
-		bool is_pmdval = p - n == 6 && !memcmp(n, "pmdval", 6);
-		const char *v = ++p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-		if (is_pmdval) {
-			/* the PMD __split_huge_pmd() was called on, as the probe read it */
-			if (!(v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, &pmdval, &end) : dec(v, &pmdval, &end)) ||
-			    end != p)
-				return errat(x, v, "expected a number (0x...) for pmdval of ptk_%.*s, got %s", (int)fnl, fn,
-					     got(v, b));
-			have_pmdval = true;
-		} else if (f != PT_F_COUNT) {
-			uint64_t val;
-			bool ok = v[0] == '0' && (v[1] == 'x' || v[1] == 'X') ? hex(v, &val, &end) : dec(v, &val, &end);
-			if (!ok || end != p)
-				return errat(x, v, "expected a number (0x...) for %.*s of ptk_%.*s, got %s",
-					     (int)(v - 1 - n), n, (int)fnl, fn, got(v, b));
-			pt_event_set(&ev, f, val);
-		}
-		p = skip_sp(p);
-	}
+	if (kp_args(x, fn, fnl, p, &ev, &pmdval, &have_pmdval))
+		return -1;
 	if (x->opts.no_evidence)
 		return 0;
 	/* __split_huge_pmd() on an empty PMD or a PTE table splits nothing (vma_adjust_trans_huge()
@@ -1005,26 +1045,95 @@ static int on_kprobe(struct ft *x, const char *fn, size_t fnl, const char *p, ui
 			       x->line, cpu, pid, (unsigned long long)ev.va, (unsigned long long)pmdval,
 			       pmdval ? "a PTE table" : "empty");
 	}
-	struct pending *pe = pending_of(x, pid);
-	if (pe) {
-		if (grow(x, (void **)&pe->kev, &pe->capkev, pe->nkev, sizeof(*pe->kev)))
-			return -1;
-		pe->kev[pe->nkev++] = ev;
-		return 0;
-	}
-	if (ev.asid && asid_of(x, key, &ev.asid))
+	return kp_put(x, &ev, pid, key);
+}
+
+/* `ptfuzz mapped START END [NAME]` (m at "mapped"): a mapping that existed before the trace */
+static int marker_mapped(struct ft *x, const char *m, uint32_t pid, uint32_t key, unsigned cpu)
+{
+	char b[48];
+	uint64_t s, e;
+	const char *p = skip_sp(m + 7), *end;
+
+	if (!hex(p, &s, &end))
+		return errat(x, p, "expected the start of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
+	p = skip_sp(end);
+	if (*p == '-')
+		p = skip_sp(p + 1);	/* /proc/self/maps' START-END */
+	if (!hex(p, &e, &end))
+		return errat(x, p, "expected the end of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
+	if (e <= s || (s | e) & (FT_PAGE - 1))
+		return errat(x, p, "`ptfuzz mapped`: [0x%llx, 0x%llx) is not a page-aligned range",
+			     (unsigned long long)s, (unsigned long long)e);
+	const char *name = skip_sp(end);
+	uint16_t asid;
+	if (asid_of(x, key, &asid))
 		return -1;
+	if (e > FT_TASK_SIZE) {
+		x->info.skipped++;
+		return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: beyond the "
+			       "user address space", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
+			       (unsigned long long)e);
+	}
+	if (rs_overlaps(space(x, asid), s, e)) {
+		x->info.skipped++;
+		return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: a traced mmap "
+			       "mapped part of it", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
+			       (unsigned long long)e);
+	}
+	if (place(x, pid, cpu) ||
+	    comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx (held by the model, never touched)",
+		    x->line, *name ? name : "(anonymous)", (unsigned long long)s, (unsigned long long)e))
+		return -1;
+	struct pt_event ev = { .kind = PT_EV_MMAP, .cpu = (uint16_t)cpu, .asid = asid, .va = s, .len = e - s };
 	if (put(x, &ev))
 		return -1;
-	x->info.evidence++;
+	x->info.ops++;
+	return 0;
+}
+
+/* `ptfuzz touch VA LEN [w|r]` (m at "touch"): the workload is about to touch [VA, VA+LEN) */
+static int marker_touch(struct ft *x, const char *m, uint32_t pid, uint32_t key, unsigned cpu)
+{
+	char b[48];
+	uint64_t va, len, s, e;
+	const char *p = skip_sp(m + 6), *end;
+
+	if (!hex(p, &va, &end))
+		return errat(x, p, "expected the address of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
+	p = skip_sp(end);
+	if (!hex(p, &len, &end))
+		return errat(x, p, "expected the length of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
+	p = skip_sp(end);
+	uint32_t flags = PT_ACC_WRITE;
+	if (*p == 'r' || *p == 'w') {
+		flags = *p == 'w' ? PT_ACC_WRITE : 0;
+		p = skip_sp(p + 1);
+	}
+	if (*p)
+		return errat(x, p, "expected the end of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
+	uint16_t asid;
+	if (asid_of(x, key, &asid))
+		return -1;
+	page_range(va, len, &s, &e);
+	if (!len || !rs_covers(space(x, asid), s, e)) {
+		x->info.skipped++;
+		return comment(x, "line %u: cpu%u pid %u: touch 0x%llx+0x%llx: skipped: not all of the range "
+			       "was mapped by a traced mmap", x->line, cpu, pid, (unsigned long long)va,
+			       (unsigned long long)len);
+	}
+	if (place(x, pid, cpu))
+		return -1;
+	struct pt_event ev = { .kind = PT_EV_TOUCH, .cpu = (uint16_t)cpu, .asid = asid, .va = va, .len = len,
+			       .flags = flags };
+	if (put(x, &ev))
+		return -1;
+	x->info.ops++;
 	return 0;
 }
 
 static int on_marker(struct ft *x, const char *t, uint32_t pid, uint32_t key, unsigned cpu)
 {
-	char b[48];
-	const char *end;
-
 	t = skip_sp(t);
 	if (!starts(t, "ptfuzz "))
 		return comment(x, "line %u: cpu%u pid %u: marker: %s", x->line, cpu, pid, t);
@@ -1051,80 +1160,10 @@ static int on_marker(struct ft *x, const char *t, uint32_t pid, uint32_t key, un
 			x->thp = starts(v, "always");
 		return comment(x, "line %u: transparent hugepages: %s", x->line, skip_sp(m + 4));
 	}
-	if (starts(m, "mapped ")) {
-		uint64_t s, e;
-		const char *p = skip_sp(m + 7);
-		if (!hex(p, &s, &end))
-			return errat(x, p, "expected the start of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
-		p = skip_sp(end);
-		if (*p == '-')
-			p = skip_sp(p + 1);	/* /proc/self/maps' START-END */
-		if (!hex(p, &e, &end))
-			return errat(x, p, "expected the end of `ptfuzz mapped START END [NAME]`, got %s", got(p, b));
-		if (e <= s || (s | e) & (FT_PAGE - 1))
-			return errat(x, p, "`ptfuzz mapped`: [0x%llx, 0x%llx) is not a page-aligned range",
-				     (unsigned long long)s, (unsigned long long)e);
-		const char *name = skip_sp(end);
-		uint16_t asid;
-		if (asid_of(x, key, &asid))
-			return -1;
-		if (e > FT_TASK_SIZE) {
-			x->info.skipped++;
-			return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: beyond the "
-				       "user address space", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
-				       (unsigned long long)e);
-		}
-		if (rs_overlaps(space(x, asid), s, e)) {
-			x->info.skipped++;
-			return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: a traced mmap "
-				       "mapped part of it", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
-				       (unsigned long long)e);
-		}
-		if (place(x, pid, cpu) ||
-		    comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx (held by the model, never touched)",
-			    x->line, *name ? name : "(anonymous)", (unsigned long long)s, (unsigned long long)e))
-			return -1;
-		struct pt_event ev = { .kind = PT_EV_MMAP, .cpu = (uint16_t)cpu, .asid = asid, .va = s, .len = e - s };
-		if (put(x, &ev))
-			return -1;
-		x->info.ops++;
-		return 0;
-	}
-	if (starts(m, "touch ")) {
-		uint64_t va, len, s, e;
-		const char *p = skip_sp(m + 6);
-		if (!hex(p, &va, &end))
-			return errat(x, p, "expected the address of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
-		p = skip_sp(end);
-		if (!hex(p, &len, &end))
-			return errat(x, p, "expected the length of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
-		p = skip_sp(end);
-		uint32_t flags = PT_ACC_WRITE;
-		if (*p == 'r' || *p == 'w') {
-			flags = *p == 'w' ? PT_ACC_WRITE : 0;
-			p = skip_sp(p + 1);
-		}
-		if (*p)
-			return errat(x, p, "expected the end of `ptfuzz touch VA LEN [w|r]`, got %s", got(p, b));
-		uint16_t asid;
-		if (asid_of(x, key, &asid))
-			return -1;
-		page_range(va, len, &s, &e);
-		if (!len || !rs_covers(space(x, asid), s, e)) {
-			x->info.skipped++;
-			return comment(x, "line %u: cpu%u pid %u: touch 0x%llx+0x%llx: skipped: not all of the range "
-				       "was mapped by a traced mmap", x->line, cpu, pid, (unsigned long long)va,
-				       (unsigned long long)len);
-		}
-		if (place(x, pid, cpu))
-			return -1;
-		struct pt_event ev = { .kind = PT_EV_TOUCH, .cpu = (uint16_t)cpu, .asid = asid, .va = va, .len = len,
-				       .flags = flags };
-		if (put(x, &ev))
-			return -1;
-		x->info.ops++;
-		return 0;
-	}
+	if (starts(m, "mapped "))
+		return marker_mapped(x, m, pid, key, cpu);
+	if (starts(m, "touch "))
+		return marker_touch(x, m, pid, key, cpu);
 	return comment(x, "%s", m);
 }
 
