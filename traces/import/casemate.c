@@ -188,6 +188,55 @@ static int read_value(struct cm_in *in, struct cm_atom *a, const char *key, stru
 		     shown(in->c, b));
 }
 
+/* a `!` line (in at the '!'): Casemate's verdict, its text into verdict (printable, trimmed) */
+static void read_verdict(struct cm_in *in, char *verdict, size_t vsize)
+{
+	size_t n = 0;
+
+	in_next(in);
+	while (in->c == ' ' || in->c == '\t')
+		in_next(in);
+	while (in->c != '\n' && in->c != EOF) {
+		if (n + 1 < vsize)
+			verdict[n++] = (in->c >= 0x20 && in->c < 0x7f) ? (char)in->c : '?';
+		in_next(in);
+	}
+	while (n && (verdict[n - 1] == ' ' || verdict[n - 1] == '\r'))
+		n--;
+	verdict[n] = '\0';
+}
+
+/* one field of a record: (KEY VALUE), a bare "string" or a bare word */
+static int read_item(struct cm_in *in, struct cm_item *it, struct pt_error *err)
+{
+	char b[16];
+
+	it->keyed = false;
+	if (in->c == '"')
+		return read_string(in, &it->v, err);
+	if (is_word(in->c))
+		return read_word(in, &it->v, err);
+	if (in->c != '(')
+		return errat(err, in->name, in->line, in->col, "expected a field or ')', got %s", shown(in->c, b));
+	in_next(in);
+	skip_space(in);
+	if (!is_word(in->c))
+		return errat(err, in->name, in->line, in->col, "expected a field name after '(', got %s",
+			     shown(in->c, b));
+	if (read_word(in, &it->key, err))
+		return -1;
+	it->keyed = true;
+	skip_space(in);
+	if (read_value(in, &it->v, it->key.s, err))
+		return -1;
+	skip_space(in);
+	if (in->c != ')')
+		return errat(err, in->name, in->line, in->col, "expected ')' after the value of (%s ...), got %s",
+			     it->key.s, shown(in->c, b));
+	in_next(in);
+	return 0;
+}
+
 /*
  * read_record() : the next record into r, or the text of a `!` verdict
  * line into verdict.  @return : 1 record, 2 verdict, 0 end of input, -1 error.
@@ -203,18 +252,7 @@ static int read_record(struct cm_in *in, struct cm_rec *r, char *verdict, size_t
 						     strerror(errno))
 				     : 0;
 	if (in->c == '!') {
-		size_t n = 0;
-		in_next(in);
-		while (in->c == ' ' || in->c == '\t')
-			in_next(in);
-		while (in->c != '\n' && in->c != EOF) {
-			if (n + 1 < vsize)
-				verdict[n++] = (in->c >= 0x20 && in->c < 0x7f) ? (char)in->c : '?';
-			in_next(in);
-		}
-		while (n && (verdict[n - 1] == ' ' || verdict[n - 1] == '\r'))
-			n--;
-		verdict[n] = '\0';
+		read_verdict(in, verdict, vsize);
 		return 2;
 	}
 	line = in->line;
@@ -243,36 +281,8 @@ static int read_record(struct cm_in *in, struct cm_rec *r, char *verdict, size_t
 		if (r->n == CM_ITEMS_MAX)
 			return errat(err, in->name, in->line, in->col,
 				     "expected ')': a %s record has at most %u fields", r->kind.s, CM_ITEMS_MAX);
-		struct cm_item *it = &r->it[r->n++];
-		it->keyed = false;
-		if (in->c == '(') {
-			in_next(in);
-			skip_space(in);
-			if (!is_word(in->c))
-				return errat(err, in->name, in->line, in->col,
-					     "expected a field name after '(', got %s", shown(in->c, b));
-			if (read_word(in, &it->key, err))
-				return -1;
-			it->keyed = true;
-			skip_space(in);
-			if (read_value(in, &it->v, it->key.s, err))
-				return -1;
-			skip_space(in);
-			if (in->c != ')')
-				return errat(err, in->name, in->line, in->col,
-					     "expected ')' after the value of (%s ...), got %s", it->key.s,
-					     shown(in->c, b));
-			in_next(in);
-		} else if (in->c == '"') {
-			if (read_string(in, &it->v, err))
-				return -1;
-		} else if (is_word(in->c)) {
-			if (read_word(in, &it->v, err))
-				return -1;
-		} else {
-			return errat(err, in->name, in->line, in->col, "expected a field or ')', got %s",
-				     shown(in->c, b));
-		}
+		if (read_item(in, &r->it[r->n++], err))
+			return -1;
 	}
 }
 
@@ -418,16 +428,9 @@ static bool key_is(const char *key, const char *field)
 	return !strcasecmp(key, field) || (!strcasecmp(field, "tid") && !strcasecmp(key, "thread"));
 }
 
-/*
- * resolve() : the fields of a record.  Keyed fields go where their key
- * says; bare values fill the remaining fields in order (the positional
- * form); a bare string is the source location.
- */
-static int resolve(const char *name, const struct cm_rec *r, struct cm_ev *e, struct pt_error *err)
+/* e->desc: the kind of record r */
+static int resolve_kind(const char *name, const struct cm_rec *r, struct cm_ev *e, struct pt_error *err)
 {
-	memset(e, 0, sizeof(*e));
-	e->line = r->kind.line;
-	e->col = r->kind.col - 1;	/* the '(' */
 	for (size_t k = 0; k < NKINDS; k++) {
 		if (!strcasecmp(r->kind.s, cm_kinds[k].name)) {
 			e->desc = &cm_kinds[k];
@@ -440,7 +443,12 @@ static int resolve(const char *name, const struct cm_rec *r, struct cm_ev *e, st
 			     "sysreg-write, barrier, tlbi, hint, lock, unlock), got unknown kind '%s'",
 			     r->kind.s);
 	e->kind = e->desc->kind;
+	return 0;
+}
 
+/* the keyed fields (KEY VALUE), where their key says; (src ...) once */
+static int resolve_keyed(const char *name, const struct cm_rec *r, struct cm_ev *e, struct pt_error *err)
+{
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct cm_item *it = &r->it[i];
 		unsigned f;
@@ -463,7 +471,14 @@ static int resolve(const char *name, const struct cm_rec *r, struct cm_ev *e, st
 		if (set_field(name, e, f, &it->v, err))
 			return -1;
 	}
+	return 0;
+}
+
+/* the bare values: the fields the keyed ones left, in order; a bare string is the source location */
+static int resolve_positional(const char *name, const struct cm_rec *r, struct cm_ev *e, struct pt_error *err)
+{
 	unsigned next = 0;
+
 	for (unsigned i = 0; i < r->n; i++) {
 		const struct cm_item *it = &r->it[i];
 		if (it->keyed)
@@ -484,6 +499,21 @@ static int resolve(const char *name, const struct cm_rec *r, struct cm_ev *e, st
 		if (set_field(name, e, next, &it->v, err))
 			return -1;
 	}
+	return 0;
+}
+
+/*
+ * resolve() : the fields of a record.  Keyed fields go where their key
+ * says; bare values fill the remaining fields in order (the positional
+ * form); a bare string is the source location.
+ */
+static int resolve(const char *name, const struct cm_rec *r, struct cm_ev *e, struct pt_error *err)
+{
+	memset(e, 0, sizeof(*e));
+	e->line = r->kind.line;
+	e->col = r->kind.col - 1;	/* the '(' */
+	if (resolve_kind(name, r, e, err) || resolve_keyed(name, r, e, err) || resolve_positional(name, r, e, err))
+		return -1;
 	for (unsigned f = 0; e->desc->f[f].name; f++)
 		if (e->desc->f[f].req && !e->set[f])
 			return errat(err, name, e->line, e->col, "expected (%s %s) in a %s record", e->desc->f[f].name,
@@ -1026,61 +1056,74 @@ static int check_record(struct cm_conv *x, const struct cm_ev *e)
 	}
 }
 
+/* mem-init (begin) or mem-free (!begin): the lives of the frames of its range */
+static int pass1_frames(struct cm_conv *x, const struct cm_ev *e, bool begin)
+{
+	uint64_t first, last;
+	bool fresh;
+	int rc = frame_range(x, e, &first, &last);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	for (uint64_t f = first;; f += CM_PAGE) {
+		if (!begin)
+			life_end(x, f);
+		else if (life_begin(x, f, &fresh) < -1)
+			return oom(x);
+		if (f == last)
+			break;
+	}
+	return 0;
+}
+
+/* mem-set: a write of the byte, repeated, to every frame of its range */
+static int pass1_mem_set(struct cm_conv *x, const struct cm_ev *e)
+{
+	uint64_t first, last, b = e->num[F_C] & 0xff;
+	int rc = frame_range(x, e, &first, &last);
+
+	if (rc)
+		return rc < 0 ? -1 : 0;
+	for (uint64_t f = first;; f += CM_PAGE) {
+		if (add_edge(x, e, f, b * 0x0101010101010101ull))
+			return -1;
+		if (f == last)
+			break;
+	}
+	return 0;
+}
+
+/* sysreg-write: the translation control registers checked, the roots noted at level 0 */
+static int pass1_sysreg(struct cm_conv *x, const struct cm_ev *e)
+{
+	uint64_t root;
+	uint16_t id;
+
+	if (!strcasecmp(e->word[F_A], "tcr_el2") || !strcasecmp(e->word[F_A], "vtcr_el2"))
+		return check_tcr(x, e);
+	if (!strcasecmp(e->word[F_A], "ttbr0_el2") || !strcasecmp(e->word[F_A], "vttbr_el2")) {
+		if (decode_ttbr(x, e, &root, &id))
+			return -1;
+		return note_level(x, e, root, 0, !strcasecmp(e->word[F_A], "ttbr0_el2") ? 1 : 2);
+	}
+	return 0;
+}
+
 static int pass1_record(struct cm_conv *x, const struct cm_ev *e)
 {
-	uint64_t first, last, root;
-	uint16_t id;
-	bool fresh;
-	int rc;
-
 	if (check_record(x, e))
 		return -1;
 	switch (e->kind) {
 	case CM_MEM_INIT:
-		rc = frame_range(x, e, &first, &last);
-		if (rc)
-			return rc < 0 ? -1 : 0;
-		for (uint64_t f = first;; f += CM_PAGE) {
-			if (life_begin(x, f, &fresh) < -1)
-				return oom(x);
-			if (f == last)
-				break;
-		}
-		return 0;
+		return pass1_frames(x, e, /* begin= */true);
 	case CM_MEM_FREE:
-		rc = frame_range(x, e, &first, &last);
-		if (rc)
-			return rc < 0 ? -1 : 0;
-		for (uint64_t f = first;; f += CM_PAGE) {
-			life_end(x, f);
-			if (f == last)
-				break;
-		}
-		return 0;
+		return pass1_frames(x, e, /* begin= */false);
 	case CM_MEM_WRITE:
 		return add_edge(x, e, e->num[F_B], e->num[F_C]);
-	case CM_MEM_SET: {
-		uint64_t b = e->num[F_C] & 0xff;
-		rc = frame_range(x, e, &first, &last);
-		if (rc)
-			return rc < 0 ? -1 : 0;
-		for (uint64_t f = first;; f += CM_PAGE) {
-			if (add_edge(x, e, f, b * 0x0101010101010101ull))
-				return -1;
-			if (f == last)
-				break;
-		}
-		return 0;
-	}
+	case CM_MEM_SET:
+		return pass1_mem_set(x, e);
 	case CM_SYSREG:
-		if (!strcasecmp(e->word[F_A], "tcr_el2") || !strcasecmp(e->word[F_A], "vtcr_el2"))
-			return check_tcr(x, e);
-		if (!strcasecmp(e->word[F_A], "ttbr0_el2") || !strcasecmp(e->word[F_A], "vttbr_el2")) {
-			if (decode_ttbr(x, e, &root, &id))
-				return -1;
-			return note_level(x, e, root, 0, !strcasecmp(e->word[F_A], "ttbr0_el2") ? 1 : 2);
-		}
-		return 0;
+		return pass1_sysreg(x, e);
 	case CM_HINT:
 		if (!strcasecmp(e->word[F_A], "set_root_lock"))
 			return note_level(x, e, e->num[F_B], 0, 0);
