@@ -7,7 +7,7 @@
 
 void help_import_ftrace(FILE *f)
 {
-	fputs("usage: ptfuzz import-ftrace [-f] [--thp always|never|trace] [--no-evidence] TRACE -o OUT\n"
+	fputs("usage: ptfuzz import-ftrace [-f] [--json] [--thp always|never|trace] [--no-evidence] TRACE -o OUT\n"
 	      "\n"
 	      "Import ftrace text -- the tracefs `trace` file, `trace_pipe`, or the output\n"
 	      "of `trace-cmd report` -- as an ops-level ptfuzz trace.  The syscall events\n"
@@ -32,10 +32,45 @@ void help_import_ftrace(FILE *f)
 	      "                     (mmaps get order=9), never, or trace (default: what a\n"
 	      "                     `ptfuzz thp:` marker says, never without one)\n"
 	      "      --no-evidence  write the ops only, no `kernel` evidence events\n"
+	      "      --json         what the import saw, as one JSON document on standard\n"
+	      "                     output (OUT must then be a file): {\"input\", \"output\",\n"
+	      "                     \"lines\", \"events\", \"syscalls\", \"ops\", \"failed\",\n"
+	      "                     \"skipped\" (kept as comments), \"unpaired\", \"ignored\"\n"
+	      "                     (other events), \"lost\", \"evidence\", \"cpus\", \"asids\"}:\n"
+	      "                     the counts of OUT's first comment line\n"
 	      "  -h, --help         this help\n"
+	      "\n"
+	      "Nothing is printed on success without --json (there is no -q).\n"
 	      "\n"
 	      "exit status: 0 imported, 2 bad input or usage.\n",
 	      f);
+}
+
+static void info_json(const char *in, const char *out, const struct pt_ftrace_info *info)
+{
+	const struct {
+		const char *key;
+		uint64_t v;
+	} counts[] = {
+		{ "lines", info->lines }, { "events", info->events }, { "syscalls", info->syscalls },
+		{ "ops", info->ops }, { "failed", info->failed }, { "skipped", info->skipped },
+		{ "unpaired", info->unpaired }, { "ignored", info->ignored }, { "lost", info->lost },
+		{ "evidence", info->evidence }, { "cpus", info->cpus }, { "asids", info->asids },
+	};
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j);
+	json_key(&j, "input");
+	json_string(&j, in);
+	json_key(&j, "output");
+	json_string(&j, out);
+	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		json_key(&j, counts[i].key);
+		json_u64(&j, counts[i].v);
+	}
+	json_object_end(&j);
+	json_end(&j);
 }
 
 int cmd_import_ftrace(int argc, char **argv)
@@ -45,12 +80,14 @@ int cmd_import_ftrace(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "thp", required_argument, NULL, 't' },
 		{ "no-evidence", no_argument, NULL, 'E' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct pt_ftrace_opts opts = { PT_FTRACE_THP_TRACE, false };
 	const char *out = NULL;
-	bool force = false;
+	bool force = false, as_json = false;
+	struct pt_ftrace_info info;
 	struct pt_error err = { PT_OK, "" };
 	int c;
 
@@ -70,6 +107,7 @@ int cmd_import_ftrace(int argc, char **argv)
 						       optarg);
 			break;
 		case 'E': opts.no_evidence = true; break;
+		case 'j': as_json = true; break;
 		case 'h': help_import_ftrace(stdout); return EXIT_CLEAN;
 		default: return EXIT_BAD;
 		}
@@ -78,11 +116,16 @@ int cmd_import_ftrace(int argc, char **argv)
 		return cli_usage_error("import-ftrace", "expected one TRACE, got %d", argc - optind);
 	if (!out)
 		return cli_usage_error("import-ftrace", "no output given (-o OUT)");
+	if (as_json && !strcmp(out, "-"))
+		return cli_usage_error("import-ftrace", "--json: standard output is OUT (give -o FILE)");
 	if (cli_refuse_overwrite("import-ftrace", out, force))
 		return EXIT_BAD;
-	if (pt_import_ftrace_opts(argv[optind], out, &opts, NULL, &err)) {
+	memset(&info, 0, sizeof(info));
+	if (pt_import_ftrace_opts(argv[optind], out, &opts, &info, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		return EXIT_BAD;
 	}
+	if (as_json)
+		info_json(cli_display_name(argv[optind]), out, &info);
 	return EXIT_CLEAN;
 }

@@ -1600,7 +1600,8 @@ static int file_event(void *ctx, const struct pt_event *ev, struct pt_error *err
 	return pt_writer_put(fs->w, ev, err);
 }
 
-int pt_import_casemate(const char *in_path, const char *out_path, struct pt_error *err)
+int pt_import_casemate_info(const char *in_path, const char *out_path, struct pt_casemate_info *info,
+			    struct pt_error *err)
 {
 	struct file_sink fs = { out_path, NULL };
 	const struct pt_casemate_sink sink = { file_header, file_event, &fs };
@@ -1633,7 +1634,7 @@ int pt_import_casemate(const char *in_path, const char *out_path, struct pt_erro
 		if (!in)
 			return pt_error_set(err, PT_ERR_IO, "%s: cannot open: %s", in_path, strerror(errno));
 	}
-	rc = pt_import_casemate_stream(in, name, &sink, NULL, err);
+	rc = pt_import_casemate_stream(in, name, &sink, info, err);
 	fclose(in);
 	if (rc) {
 		if (fs.w)
@@ -1641,4 +1642,9 @@ int pt_import_casemate(const char *in_path, const char *out_path, struct pt_erro
 		return -1;
 	}
 	return pt_writer_close(fs.w, err);
+}
+
+int pt_import_casemate(const char *in_path, const char *out_path, struct pt_error *err)
+{
+	return pt_import_casemate_info(in_path, out_path, NULL, err);
 }

@@ -62,6 +62,9 @@ struct pt_casemate_sink {
  *           input, PT_ERR_IO, or the trace writer's error.
  */
 int pt_import_casemate(const char *in_path, const char *out_path, struct pt_error *err);
+/*! pt_import_casemate_info() : the same, and what the import saw into info (may be NULL). */
+int pt_import_casemate_info(const char *in_path, const char *out_path, struct pt_casemate_info *info,
+			    struct pt_error *err);
 
 /*!
  * pt_import_casemate_stream() : convert the log read from in (which must be
