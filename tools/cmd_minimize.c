@@ -555,6 +555,27 @@ static void summary_json(const char *out, const struct mz_trace *t, const struct
 	json_end(&j);
 }
 
+/* t minimized for the target tg (progress on a terminal unless -q); 1 if stopped at the replay cap */
+static int shrink(struct mz_trace *t, const struct mz_target *tg, const struct minimize_opts *o, double start,
+		  struct mz_stats *st)
+{
+	const char *variant = o->variants[0];
+	struct progress p = { .start = start, .last = start };
+	struct mz_config cfg = {
+		.variant = variant,
+		.target = *tg,
+		.clean_by_default = variant && !mz_replay(t, NULL, tg, NULL),
+		.max_replays = o->max_replays,
+		.progress = !o->quiet && isatty(STDERR_FILENO) ? progress_show : NULL,
+		.progress_ctx = &p,
+	};
+	int capped = mz_minimize(&cfg, t, st);
+
+	if (p.shown)
+		fputs("\r\033[K", stderr);
+	return capped;
+}
+
 int cmd_minimize(int argc, char **argv)
 {
 	struct minimize_opts o;
@@ -582,20 +603,8 @@ int cmd_minimize(int argc, char **argv)
 		return EXIT_BAD;
 	}
 
-	struct progress p = { .start = start, .last = start };
-	struct mz_config cfg = {
-		.variant = variant,
-		.target = tg,
-		.clean_by_default = variant && !mz_replay(&t, NULL, &tg, NULL),
-		.max_replays = o.max_replays,
-		.progress = !o.quiet && isatty(STDERR_FILENO) ? progress_show : NULL,
-		.progress_ctx = &p,
-	};
 	struct mz_stats st;
-	int capped = mz_minimize(&cfg, &t, &st);
-	if (p.shown)
-		fputs("\r\033[K", stderr);
-
+	int capped = shrink(&t, &tg, &o, start, &st);
 	struct outcome oc = {
 		.in_name = in_name, .events_in = events_in, .variant = variant, .tg = &tg, .st = &st,
 		.seconds = now() - start,

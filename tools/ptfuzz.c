@@ -27,26 +27,26 @@ struct command {
 };
 
 static const struct command commands[] = {
-	{ "replay", "replay [--json] [--quiet] [--variant V] [--record OUT] FILE...",
+	{ "replay", "replay [--json] [-q] [--variant V] [--record OUT] FILE...",
 	  "replay traces, report invariant violations", cmd_replay, help_replay },
 	{ "convert", "convert [-f] [--binary|--text] IN [-o] OUT", "text .ptt <-> binary .ptt.zst, losslessly",
 	  cmd_convert, help_convert },
-	{ "stats", "stats [--json] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
+	{ "stats", "stats [--json] [-q] [--variant V] FILE...", "events by kind, TLBIs, barriers, table writes, model costs",
 	  cmd_stats, help_stats },
-	{ "minimize", "minimize IN -o OUT [-f] [--variant V] [--signature SIG | --same-invariant]",
+	{ "minimize", "minimize IN -o OUT [-f] [-q] [--json] [--variant V] [--signature SIG | --same-invariant]",
 	  "shrink a trace to a 1-minimal one that shows the same violation", cmd_minimize, help_minimize },
-	{ "campaign", "campaign --engine afl|libfuzzer --jobs N --time T -o DIR [--variant V]",
+	{ "campaign", "campaign --engine afl|libfuzzer --jobs N --time T -o DIR [--variant V] [--json] [-q]",
 	  "a fuzz campaign: resumable, triaged, deduplicated, minimized, plotted", cmd_campaign, help_campaign },
-	{ "triage", "triage DIR", "re-triage a campaign's crashes: which findings still reproduce",
+	{ "triage", "triage [--json] [-q] [--variant V] DIR", "re-triage a campaign's crashes: which findings still reproduce",
 	  cmd_triage, help_triage },
 	{ "compare", "compare [--json] --variant A [--variant B] TRACE...",
 	  "model costs per op kind under two variants, and the deltas", cmd_compare, help_compare },
-	{ "import-ftrace", "import-ftrace [-f] TRACE -o OUT", "ftrace text (tracefs, trace-cmd report) -> ops-level trace",
+	{ "import-ftrace", "import-ftrace [-f] [--json] TRACE -o OUT", "ftrace text (tracefs, trace-cmd report) -> ops-level trace",
 	  cmd_import_ftrace, help_import_ftrace },
 	{ "variants", "variants [--json]", "the patched default, the bug variants and the baselines",
 	  cmd_variants, help_variants },
 #ifdef PTFUZZ_HAVE_CASEMATE
-	{ "import-casemate", "import-casemate [-f] LOG -o OUT", "a Casemate trace log -> ptfuzz trace",
+	{ "import-casemate", "import-casemate [-f] [--json] LOG -o OUT", "a Casemate trace log -> ptfuzz trace",
 	  cmd_import_casemate, help_import_casemate },
 #endif
 };
