@@ -4,7 +4,7 @@
 # fuzz-fast (or fuzz) and afl presets built (fuzzers/smoke.sh builds them) and
 # are skipped without; each takes 10-45 s here (AFL++ waits up to 90 s for its
 # first finding) and two cores.
-set(PTFUZZ_CAMPAIGN_CASES bad_args dedup merge libfuzzer_finds afl_finds sigint_resume kill9 multihost multihost_sync)
+set(PTFUZZ_CAMPAIGN_CASES bad_args dedup merge json_quiet libfuzzer_finds afl_finds sigint_resume kill9 multihost multihost_sync)
 foreach(case IN LISTS PTFUZZ_CAMPAIGN_CASES)
   add_test(NAME campaign.${case}
     COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/campaign.sh $<TARGET_FILE:ptfuzz> ${PROJECT_SOURCE_DIR}

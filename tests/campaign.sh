@@ -164,6 +164,80 @@ dedup)
 	"$ptfuzz" campaign --resume --fuzzer /bin/true --time 2s --out c >out 2>err
 	grep -q '"count": 2' c/findings/index.json || fail "a resumed campaign counted the crashes again"
 	;;
+json_quiet)
+	# --json: one document for campaign (its summary), --status, triage and triage --merge;
+	# -q: no status or new-finding lines, a triage's verdict line only.  No engine (/bin/true).
+	st=0
+	"$ptfuzz" campaign -q --json --engine libfuzzer --fuzzer /bin/true --time 1s --variant $v -o c >out 2>err || st=$?
+	[ $st -eq 0 ] || fail "campaign -q --json without crashes exited $st: $(cat err)"
+	[ -s err ] && fail "campaign -q wrote to stderr: $(cat err)"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["findings"] == [] and d["state"] == "finished" and d["crashes"] == 0, d' out ||
+		fail "campaign --json: $(cat out)"
+	cp "$src/corpus/fuzz/ops_invariants/regressions-variants-$v.bin" c/crashes/crash-one
+	st=0
+	"$ptfuzz" campaign -q --json --resume --fuzzer /bin/true --time 1s -o c >out 2>err || st=$?
+	[ $st -eq 1 ] || fail "campaign -q --json with a crash exited $st: $(cat err)"
+	[ -s err ] && fail "campaign -q printed its new finding: $(cat err)"
+	check_findings c 1
+	sig=$(sed -n 's/.*"signature": "\([^"]*\)", "invariant".*/\1/p' c/findings/index.json)
+	python3 - out c/findings/index.json "$v" <<'PY' || fail "campaign --json disagrees with index.json: $(cat out)"
+import json, sys
+d, idx = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+f = idx["findings"][0]
+assert d["variant"] == sys.argv[3] and d["engine"] == "libfuzzer" and d["crashes"] == 1, d
+assert [(x["signature"], x["crashes"], x["ops"], x["dir"]) for x in d["findings"]] == [(f["signature"], f["count"], f["ops"], f["dir"])], d
+assert d["findings"][0]["invariant"] == f["invariant"] and d["findings"][0]["first_seen_utc"] == f["first_seen_utc"], d
+PY
+	st=0
+	"$ptfuzz" campaign --status c --json >out || st=$?
+	[ $st -eq 1 ] || fail "campaign --status --json exited $st"
+	python3 - out "$sig" <<'PY' || fail "campaign --status --json: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["state"] == "finished" and d["pid"] is None and d["crashes"] == 1 and d["unreproduced"] == 0, d
+assert set(d["this_run"]) == {"elapsed_s", "remaining_s", "execs", "execs_per_s", "corpus", "coverage"}, d
+assert [x["signature"] for x in d["findings"]] == [sys.argv[2]], d
+PY
+	# the same campaign state, the same document
+	"$ptfuzz" campaign --status c --json >out2 || true
+	cmp -s out out2 || fail "campaign --status --json differs between two runs"
+	st=0
+	"$ptfuzz" triage --json c >out || st=$?
+	[ $st -eq 1 ] || fail "triage --json exited $st"
+	python3 - out "$sig" <<'PY' || fail "triage --json: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["crashes"] == 1 and d["still"] == 1 and d["new"] == [] and d["no_finding"] == 0, d
+f = d["findings"][0]
+assert (f["signature"], f["state"], f["crash_bin"], f["repro_ptt"], f["crashes_now"], f["crashes"]) == (sys.argv[2], "still", True, True, 1, 1), f
+PY
+	st=0
+	"$ptfuzz" triage --json --variant default c >out || st=$?
+	[ $st -eq 0 ] || fail "triage --json under the default exited $st"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); f = d["findings"][0]; assert d["variant"] == "default" and d["still"] == 0 and f["state"] == "fixed" and f["crash_bin"] is False and f["crashes_now"] == 0, d' out ||
+		fail "triage --json --variant default: $(cat out)"
+	st=0
+	"$ptfuzz" triage -q c >out || st=$?
+	[ $st -eq 1 ] && [ "$(cat out)" = "1 of 1 findings still reproduce" ] || fail "triage -q: exit $st, $(cat out)"
+	st=0
+	"$ptfuzz" triage --merge m --json c >out || st=$?
+	[ $st -eq 1 ] || fail "triage --merge --json exited $st"
+	python3 - out "$sig" "$v" <<'PY' || fail "triage --merge --json: $(cat out)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["out"] == "m" and d["campaigns"] == 1 and d["write_errors"] == 0, d
+f = d["findings"][0]
+assert f["signature"] == sys.argv[2] and f["repro_from"] == "c" and f["crashes"] == 1, f
+assert f["found"] == [{"campaign": "c", "engine": "libfuzzer", "variant": sys.argv[3], "crashes": 1, "repro_replays": True}], f
+PY
+	"$ptfuzz" triage --merge m -q c >out || true
+	[ "$(cat out)" = "merge m: 1 campaigns, 1 findings" ] || fail "triage --merge -q: $(cat out)"
+	# without -q the new finding is said on stderr
+	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 1s --variant $v -o d >/dev/null 2>&1
+	cp c/crashes/crash-one d/crashes/
+	"$ptfuzz" campaign --resume --fuzzer /bin/true --time 1s -o d >out 2>err || true
+	grep -q "^ptfuzz campaign: new finding $sig " err || fail "no new-finding line without -q: $(cat err)"
+	;;
 libfuzzer_finds)
 	fz=$(libfuzzer_bin) || exit $?
 	st=0

@@ -31,7 +31,11 @@ set(PTFUZZ_CLI_CASES
   convert_output_option
   import_existing_output
   output_conventions
-  stats)
+  stats
+  stats_quiet
+  minimize_json
+  import_json
+  json_everywhere)
 if(TARGET ptcasemate)
   list(APPEND PTFUZZ_CLI_CASES import_casemate)
 endif()

@@ -81,7 +81,7 @@ case_usage_errors() {
 	err_has "'--frobnicate'"
 	expect_usage_error replay -z "$DATA/clean.ptt"
 	expect_usage_error stats
-	expect_usage_error stats --quiet "$DATA/clean.ptt"
+	expect_usage_error stats --frobnicate "$DATA/clean.ptt"
 	expect_usage_error convert "$DATA/clean.ptt"
 	expect_usage_error convert a b c
 	expect_usage_error convert --binary --text "$DATA/clean.ptt" x.ptt
@@ -735,6 +735,129 @@ case_output_conventions() {
 	expect_usage_error campaign -o camp
 	err_has "engine"
 	grep -q -e "--out DIR is required" err && fail "campaign does not take -o DIR for --out DIR"
+	return 0
+}
+
+# ---- --json and -q ----
+
+# pty_stderr OUT ARGS...: run ptfuzz with stderr on a terminal (what it shows there into OUT)
+pty_stderr() {
+	o=$1
+	shift
+	python3 - "$o" "$PTFUZZ" "$@" <<'PY'
+import os, pty, subprocess, sys
+m, s = pty.openpty()
+p = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=s)
+os.close(s)
+data = b""
+while True:
+    try:
+        d = os.read(m, 4096)
+    except OSError:
+        break
+    if not d:
+        break
+    data += d
+p.wait()
+open(sys.argv[1], "wb").write(data)
+PY
+}
+
+# stats -q: no progress on a terminal, the same counters
+case_stats_quiet() {
+	{ echo '@ptt version=1 granule=4K va_bits=48 cpus=2'; filler 2200000; } >big.ptt
+	pty_stderr tty.txt stats big.ptt
+	grep -q 'M events' tty.txt || fail "stats shows no progress on a terminal: $(head -c 200 tty.txt)"
+	pty_stderr tty-q.txt stats -q big.ptt
+	[ -s tty-q.txt ] && fail "stats -q shows on the terminal: $(head -c 200 tty-q.txt)"
+	pf stats big.ptt
+	cp out want
+	pf stats --quiet big.ptt
+	expect_rc 0
+	cmp out want || fail "stats -q changes the counters"
+	[ -s err ] && fail "stats -q wrote to stderr"
+	return 0
+}
+
+# minimize --json: the summary as one document, the same for the same IN, that agrees with OUT
+case_minimize_json() {
+	pf minimize "$DATA/bbm.ptt" -o min.ptt --json
+	expect_rc 0
+	cp out first.json
+	sig=$("$PTFUZZ" replay min.ptt | sed -n 's/^  signature: //p' | head -n 1)
+	[ -n "$sig" ] || fail "min.ptt shows no violation"
+	python3 - out min.ptt "$sig" "$DATA/bbm.ptt" <<'PY' || fail "minimize --json: wrong document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = [l for l in open(sys.argv[2]) if l.strip() and not l.startswith(("#", "@"))]
+assert d["output"] == sys.argv[2] and d["input"] == sys.argv[4], d
+assert d["events_out"] == len(ops) and 0 < d["events_out"] <= d["events_in"], (d, len(ops))
+assert d["signature"] == sys.argv[3] and d["invariant"] == sys.argv[3].split("/")[0], d
+assert d["variant"] is None and d["one_minimal"] is True and d["replays"] > 0 and d["rounds"] > 0, d
+PY
+	pf minimize "$DATA/bbm.ptt" -o min.ptt -f -q --json
+	expect_rc 0
+	cmp out first.json || fail "minimize --json differs between two runs (or with -q)"
+	[ -s err ] && fail "minimize -q --json wrote to stderr"
+	pf minimize "$DATA/bbm.ptt" -o min.ptt -f --same-invariant --json
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["signature"] is None and d["invariant"] == "I4", d' out ||
+		fail "--same-invariant --json: $(cat out)"
+	expect_usage_error minimize "$DATA/bbm.ptt" -o - --json
+	return 0
+}
+
+# import-ftrace / import-casemate --json: what the import saw, as the trace's own comment says
+case_import_json() {
+	ftrace=$here/../traces/examples/ftrace-6.1-workload.ftrace
+	pf import-ftrace --json "$ftrace" -o ft.ptt
+	expect_rc 0
+	[ -s err ] && fail "import-ftrace --json wrote to stderr"
+	python3 - out ft.ptt <<'PY' || fail "import-ftrace --json disagrees with the trace"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+head = [l for l in open(sys.argv[2]) if l.startswith("# imported by")][0]
+want = dict(zip(["lines", "syscalls", "failed", "ops", "evidence", "skipped", "unpaired", "ignored", "lost", "asids"],
+                map(int, re.findall(r"(\d+) (?:lines|syscalls|failed|ops|kernel|kept|unpaired|other|lost|address)", head))))
+assert len(want) == 10, head
+for k, v in want.items():
+    assert d[k] == v, (k, d[k], v)
+ops = [l for l in open(sys.argv[2]) if re.match(r"cpu\d+ (mmap|mremap|mprotect|munmap|madvise|touch)", l)]
+assert d["ops"] == len(ops) and d["cpus"] == 2 and d["output"] == sys.argv[2], d
+PY
+	expect_usage_error import-ftrace --json "$ftrace" -o -
+	has_casemate || return 0
+	pf import-casemate --json "$DATA/casemate-bbm.log" -o cm.ptt
+	expect_rc 0
+	python3 - out "$DATA/casemate-bbm.log" <<'PY' || fail "import-casemate --json disagrees with the log"
+import json, sys
+d = json.load(open(sys.argv[1]))
+lines = open(sys.argv[2]).read().splitlines()
+verdict = [l[1:].strip() for l in lines if l.startswith("!")]
+assert d["records"] == sum(l.lstrip().startswith("(") for l in lines), d
+assert d["verdict"] == (verdict[0] if verdict else None), d
+assert d["events"] >= d["records"] and d["cpus"] >= 1, d
+PY
+	expect_usage_error import-casemate --json "$DATA/casemate-bbm.log" -o -
+	return 0
+}
+
+# every command that takes --json says so in its help and prints one JSON document with it
+case_json_everywhere() {
+	for cmd in replay stats compare variants minimize campaign triage import-ftrace import-casemate; do
+		[ "$cmd" = import-casemate ] && ! has_casemate && continue
+		pf help "$cmd"
+		out_has "^  *--json"
+	done
+	for cmd in replay stats minimize campaign triage; do
+		pf help "$cmd"
+		out_has "^  -q, --quiet"
+	done
+	for args in "replay --json $DATA/bbm.ptt" "stats --json $DATA/bbm.ptt" "variants --json" \
+		"compare --json --variant mremap-leaf-only-flush $DATA/ops-bbm.ptt"; do
+		# shellcheck disable=SC2086
+		pf $args
+		python3 -m json.tool out >/dev/null || fail "'ptfuzz $args' is not one JSON document"
+	done
 	return 0
 }
 
