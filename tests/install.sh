@@ -25,6 +25,10 @@ for c in $("$bin" --help | awk '/^commands:/{on=1;next} on&&/^$/{exit} on&&/^  [
 	# the command's exit-status line and first option line are in its section
 	first=$("$bin" help "$c" | sed -n 3p | sed -e 's/\\/\\e/g' -e 's/-/\\-/g')
 	[ -z "$first" ] || grep -qF -- "$first" "$page" || fail "'$c' section lacks its help text ($first)"
+	# and every option the command's help lists (a flag added since the page was made shows here)
+	"$bin" help "$c" | grep -e '^  *-' | sed -e 's/\\/\\e/g' -e 's/-/\\-/g' | while IFS= read -r opt; do
+		grep -qF -- "$opt" "$page" || { echo "install: '$c' section lacks the option line '$opt'" >&2; exit 1; }
+	done || exit 1
 	n=$((n + 1))
 done
 [ "$n" -ge 8 ] || fail "only $n commands found in ptfuzz --help"

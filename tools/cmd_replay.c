@@ -388,7 +388,7 @@ static void violation_counts(const struct pt_session *s, char *buf, size_t size)
 
 void help_replay(FILE *f)
 {
-	fputs("usage: ptfuzz replay [--json] [--quiet] [--strict] [--kernel PROFILE]\n"
+	fputs("usage: ptfuzz replay [--json] [-q] [--strict] [--kernel PROFILE]\n"
 	      "                     [--variant NAME]... [--record OUT] FILE...\n"
 	      "\n"
 	      "Replay traces (text .ptt or binary .ptt.zst, told apart by their first\n"

@@ -42,7 +42,13 @@ version=$("$bin" --version | awk '{ print $2 }')
 	printf '.SH SYNOPSIS\n.B ptfuzz\n[\\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR]\n\\fICOMMAND\\fR [\\fIARGS\\fR...]\n'
 	for c in $commands; do
 		printf '.br\n'
-		"$bin" help "$c" | awk 'NR == 1 { sub(/^usage: /, ""); print; exit }' |
+		# the usage lines up to the first blank one: each form (a line that starts with
+		# ptfuzz) on a line of its own, its continuation lines joined to it
+		"$bin" help "$c" | awk '
+			NR == 1 { sub(/^usage: +/, "") }
+			/^$/ { exit }
+			{ sub(/^ +/, ""); if (NR > 1) printf ($1 == "ptfuzz" ? "\n.br\n" : " "); printf "%s", $0 }
+			END { print "" }' |
 			sed -e 's/\\/\\e/g' -e 's/-/\\-/g'
 	done
 	printf '.SH DESCRIPTION\n'
