@@ -118,6 +118,7 @@ bad_args)
 	one_line_2 campaign --resume --out other
 	one_line_2 campaign --status other
 	one_line_2 campaign --plot other
+	one_line_2 campaign --plot other --json
 	one_line_2 triage other
 	# a campaign of one engine / variant is not resumed as another
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 2s --variant $v --out c >/dev/null 2>&1

@@ -1666,6 +1666,8 @@ int cmd_campaign(int argc, char **argv)
 		return rc;
 	if (a.status_dir)
 		return campaign_status(a.status_dir, a.json);
+	if (a.plot_dir && a.json)
+		return cli_usage_error("campaign", "--plot draws DIR/plot.svg: no --json with it");
 	if (a.plot_dir)
 		return campaign_plot(a.plot_dir);
 	if (!a.dir)
