@@ -233,6 +233,13 @@ assert f["found"] == [{"campaign": "c", "engine": "libfuzzer", "variant": sys.ar
 PY
 	"$ptfuzz" triage --merge m -q c >out || true
 	[ "$(cat out)" = "merge m: 1 campaigns, 1 findings" ] || fail "triage --merge -q: $(cat out)"
+	# a campaign directory's name is escaped in the merge's JSON files and document
+	cp -R c 'q"\c'
+	"$ptfuzz" triage --merge m2 --json 'q"\c' >out || true
+	for f in out m2/*/found.json m2/*/report.json m2/index.json; do
+		python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" || fail "$f is not JSON with a \" in the campaign's name"
+	done
+	grep -qF '"repro_from": "q\"\\c"' m2/*/found.json || fail "found.json: $(cat m2/*/found.json)"
 	# without -q the new finding is said on stderr
 	"$ptfuzz" campaign --engine libfuzzer --fuzzer /bin/true --time 1s --variant $v -o d >/dev/null 2>&1
 	cp c/crashes/crash-one d/crashes/

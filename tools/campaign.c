@@ -748,7 +748,7 @@ void finding_summary(const char *sig, const char *what, char *out, size_t size)
 	out[n < size ? n : size - 1] = 0;
 }
 
-static void json_text(FILE *f, const char *s)
+void campaign_json_text(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -823,21 +823,21 @@ static int write_report_json(const char *path, const struct campaign_meta *m, co
 	if (!j)
 		return -1;
 	fputs("{\n\"signature\": ", j);
-	json_text(j, f->sig);
+	campaign_json_text(j, f->sig);
 	fprintf(j, ",\n\"invariant\": \"I%u\",\n\"kind\": ", f->inv);
-	json_text(j, x->kind);
+	campaign_json_text(j, x->kind);
 	fputs(",\n\"summary\": ", j);
-	json_text(j, x->summary);
+	campaign_json_text(j, x->summary);
 	fprintf(j, ",\n\"stale_points_at\": \"%s\"", !x->page[0] ? "none" : x->table ? "table" : "page");
 	fputs(",\n\"what\": ", j);
-	json_text(j, x->what);
+	campaign_json_text(j, x->what);
 	fputs(",\n\"rule\": ", j);
-	json_text(j, x->rule);
+	campaign_json_text(j, x->rule);
 	fprintf(j, ",\n\"found\": [{\"engine\": \"%s\", \"variant\": ", campaign_engine_name(m->engine));
-	json_text(j, m->variant[0] ? m->variant : "default");
+	campaign_json_text(j, m->variant[0] ? m->variant : "default");
 	fprintf(j, ", \"first_seen_utc\": \"%s\"}],\n\"stale_page\": ", x->when);
 	if (x->page[0])
-		json_text(j, x->page);
+		campaign_json_text(j, x->page);
 	else
 		fputs("null", j);
 	fprintf(j, ",\n\"minimized\": %s,\n\"ops\": [", f->minimized ? "true" : "false");
@@ -848,7 +848,7 @@ static int write_report_json(const char *path, const struct campaign_meta *m, co
 			char c = l[n];
 			l[n] = 0;
 			fputs(first ? "\n" : ",\n", j);
-			json_text(j, l);
+			campaign_json_text(j, l);
 			l[n] = c;
 			first = false;
 		}

@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define CAMPAIGN_SIG 128		/* a signature (pt_violation.signature is shorter) */
 #define CAMPAIGN_PATH 4096
@@ -95,6 +96,9 @@ int campaign_meta_write(const char *dir, const struct campaign_meta *m);
 
 /*! campaign_json_field() : the value of "key": in the one-member-per-line JSON written here; false if absent. */
 bool campaign_json_field(const char *s, const char *key, char *out, size_t size);
+
+/*! campaign_json_text() : s as a JSON string ("...", quotes, backslashes and control bytes escaped). */
+void campaign_json_text(FILE *f, const char *s);
 
 /*! write_atomic() : data[0..len) at path through a ".tmp-" name and rename(); -1 with errno. */
 int write_atomic(const char *path, const void *data, size_t len);

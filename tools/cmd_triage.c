@@ -187,12 +187,14 @@ static int copy_report(const char *from, const char *to, const struct merged *g,
 		for (unsigned i = 0; i < g->nsrc; i++) {
 			const struct merged_src *x = &g->src[i];
 			utc_text(x->f->first_seen, when, sizeof(when));
-			if (json)
-				fprintf(f, "%s{\"campaign\": \"%s\", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
-					   "\"first_seen_utc\": \"%s\", \"repro_replays\": %s}", i ? ", " : "", x->dir,
+			if (json) {
+				fprintf(f, "%s{\"campaign\": ", i ? ", " : "");
+				campaign_json_text(f, x->dir);
+				fprintf(f, ", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
+					   "\"first_seen_utc\": \"%s\", \"repro_replays\": %s}",
 					campaign_engine_name(x->m.engine), x->m.variant[0] ? x->m.variant : "default",
 					(unsigned long long)x->f->count, when, x->replays ? "true" : "false");
-			else
+			} else
 				fprintf(f, "found: %s campaign %s, variant %s, first seen %s, %llu crashes%s\n",
 					campaign_engine_name(x->m.engine), x->dir, x->m.variant[0] ? x->m.variant : "default",
 					when, (unsigned long long)x->f->count,
@@ -231,14 +233,18 @@ static int write_found_json(const char *path, const struct merged *g)
 
 	if (!f)
 		return -1;
-	fprintf(f, "{\n\"signature\": \"%s\",\n\"invariant\": \"I%u\",\n\"crashes\": %llu,\n\"repro_from\": \"%s\",\n"
-		   "\"found\": [\n", g->sig, g->inv, (unsigned long long)merged_crashes(g), b->dir);
+	fprintf(f, "{\n\"signature\": \"%s\",\n\"invariant\": \"I%u\",\n\"crashes\": %llu,\n\"repro_from\": ", g->sig,
+		g->inv, (unsigned long long)merged_crashes(g));
+	campaign_json_text(f, b->dir);	/* a campaign directory's name can hold anything */
+	fputs(",\n\"found\": [\n", f);
 	for (unsigned i = 0; i < g->nsrc; i++) {
 		const struct merged_src *x = &g->src[i];
 		utc_text(x->f->first_seen, when, sizeof(when));
-		fprintf(f, "{\"campaign\": \"%s\", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
+		fputs("{\"campaign\": ", f);
+		campaign_json_text(f, x->dir);
+		fprintf(f, ", \"engine\": \"%s\", \"variant\": \"%s\", \"crashes\": %llu, "
 			   "\"first_seen_utc\": \"%s\", \"ops\": %u, \"repro_replays\": %s}%s\n",
-			x->dir, campaign_engine_name(x->m.engine), variant_name(&x->m),
+			campaign_engine_name(x->m.engine), variant_name(&x->m),
 			(unsigned long long)x->f->count, when, x->f->ops, x->replays ? "true" : "false",
 			i + 1 < g->nsrc ? "," : "");
 	}
