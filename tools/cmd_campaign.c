@@ -1080,7 +1080,6 @@ static pid_t lock_holder(const char *dir)
 	return pid;
 }
 
-/* The engines of a campaign killed with -9 outlive it: stop them (checked to be ours by their command line). */
 /* a process of group pgid still runs whose command line names what ours do */
 static bool group_is_ours(pid_t pgid, const char *dir, const struct campaign_meta *m)
 {

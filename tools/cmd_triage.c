@@ -209,7 +209,7 @@ static int copy_report(const char *from, const char *to, const struct merged *g,
 	return fclose(f) ? -1 : 0;
 }
 
-/* OUT/SAFE/ for one merged finding, built under a temporary name and renamed whole */
+/* the crashes of every campaign that found g */
 static uint64_t merged_crashes(const struct merged *g)
 {
 	uint64_t crashes = 0;
