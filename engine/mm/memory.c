@@ -1,25 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * memory.c - tearing down user mappings: munmap (mm/vma.c do_vmi_munmap ->
- * vms_clear_ptes, the kernel's unmap_region), madvise (mm/madvise.c), the
- * mmu_gather (include/asm-generic/tlb.h, mm/mmu_gather.c,
- * arch/arm64/include/asm/tlb.h), zap_*_range and free_pgtables (mm/memory.c),
+ * vms_clear_ptes, the kernel's unmap_region), madvise (mm/madvise.c),
+ * zap_*_range and free_pgtables (mm/memory.c) into the mmu_gather (tlb.h),
  * the THP split (mm/huge_memory.c __split_huge_pmd_locked), and the teardown of
  * hugetlb VMAs met on the way (mm/hugetlb.c __unmap_hugepage_range, with the
  * helpers of hugetlb.c).
  *
- * The rule the mmu_gather exists for (I1): a page or a page table may be
- * freed only once no CPU can still reach it through a TLB or walk-cache
- * entry.  So zapping clears entries and *records* the range, the level and
- * whether tables went; tlb_flush() turns that into one range TLBI
- * (last-level only if no table was freed, stride and TTL from the levels
- * cleared); and only after its DSB ISH are the batched pages and tables
- * freed (tlb_flush_mmu_free()).
- *
  * Simplifications, each with its reason:
- *  - the gather's batch is unbounded: the kernel flushes early when a batch
- *    page fills (force_flush), which changes the number of flushes, not
- *    their order against the frees;
  *  - munmap keeps mmap_lock for write to the end (the kernel downgrades it to
  *    read before clearing the page tables when it can); the PMD/PUD clears of
  *    free_pgtables() rely on the write lock in the I12 rule;
@@ -35,8 +23,7 @@
 #include <string.h>
 
 #include "hugetlb.h"
-
-#define TASK_SIZE	(1ull << 48)
+#include "tlb.h"
 
 /* madvise_pageout() lives with the reclaim path (rmap.c) */
 int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
@@ -47,259 +34,6 @@ struct vma_range {
 	uint32_t flags;
 	unsigned order;
 };
-
-/* ---- the mmu_gather ---- */
-
-struct tlb_page {
-	uint64_t pa;
-	unsigned order;
-};
-
-struct mmu_gather {
-	struct mm_space *s;
-	uint64_t start, end;		/* the range to invalidate */
-	bool freed_tables;		/* a table was unhooked: walk caches too (not last level) */
-	bool cleared_ptes, cleared_pmds, cleared_puds, cleared_p4ds;
-	struct tlb_page *pages;		/* freed only after the flush */
-	uint32_t npages, cappages;
-	uint64_t *tables;
-	uint32_t ntables, captables;
-	struct ref_snapshot *zapped;	/* MADV_DONTNEED: the ranges this zap cleared, or NULL */
-};
-
-/* (va, word) pairs of the reference, as they were */
-struct ref_snapshot { uint64_t n, cap, *w; };
-
-static void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word)
-{
-	struct ref_snapshot *x = ctx;
-	if (x->n == x->cap) {
-		x->cap = x->cap ? 2 * x->cap : 64;
-		x->w = realloc(x->w, 2 * x->cap * sizeof(*x->w));
-		if (!x->w)
-			abort();
-	}
-	x->w[2 * x->n] = va;
-	x->w[2 * x->n++ + 1] = word;
-}
-
-/* The zap cleared the reference of [va, va + len) with the entries: remembered for its end. */
-static void tlb_zapped(struct mmu_gather *tlb, uint64_t va, uint64_t len)
-{
-	if (tlb->zapped)
-		ref_snapshot_add(tlb->zapped, va, len);
-}
-
-static void __tlb_reset_range(struct mmu_gather *tlb)
-{
-	tlb->start = TASK_SIZE;
-	tlb->end = 0;
-	tlb->freed_tables = false;
-	tlb->cleared_ptes = tlb->cleared_pmds = tlb->cleared_puds = tlb->cleared_p4ds = false;
-}
-
-static void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
-{
-	memset(tlb, 0, sizeof(*tlb));
-	tlb->s = s;
-	__tlb_reset_range(tlb);
-	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
-}
-
-static void __tlb_adjust_range(struct mmu_gather *tlb, uint64_t address, uint64_t range_size)
-{
-	if (address < tlb->start)
-		tlb->start = address;
-	if (address + range_size > tlb->end)
-		tlb->end = address + range_size;
-}
-
-static void tlb_flush_pte_range(struct mmu_gather *tlb, uint64_t address, uint64_t size)
-{
-	__tlb_adjust_range(tlb, address, size);
-	tlb->cleared_ptes = true;
-}
-
-static void tlb_flush_pmd_range(struct mmu_gather *tlb, uint64_t address, uint64_t size)
-{
-	__tlb_adjust_range(tlb, address, size);
-	tlb->cleared_pmds = true;
-}
-
-static void tlb_flush_pud_range(struct mmu_gather *tlb, uint64_t address, uint64_t size)
-{
-	__tlb_adjust_range(tlb, address, size);
-	tlb->cleared_puds = true;
-}
-
-static void tlb_flush_p4d_range(struct mmu_gather *tlb, uint64_t address, uint64_t size)
-{
-	__tlb_adjust_range(tlb, address, size);
-	tlb->cleared_p4ds = true;
-}
-
-static void tlb_remove_tlb_entries(struct mmu_gather *tlb, uint64_t address, unsigned nr)
-{
-	tlb_flush_pte_range(tlb, address, PAGE_SIZE * nr);
-}
-
-static void tlb_remove_pmd_tlb_entry(struct mmu_gather *tlb, uint64_t address)
-{
-	tlb_flush_pmd_range(tlb, address, PMD_SIZE);
-}
-
-static void tlb_batch_push_page(struct mmu_gather *tlb, uint64_t pa, unsigned order)
-{
-	if (tlb->npages == tlb->cappages) {
-		tlb->cappages = tlb->cappages ? 2 * tlb->cappages : 64;
-		tlb->pages = realloc(tlb->pages, tlb->cappages * sizeof(*tlb->pages));
-		if (!tlb->pages)
-			abort();
-	}
-	tlb->pages[tlb->npages++] = (struct tlb_page){ pa, order };
-}
-
-/* tlb_remove_page_size(): a whole folio (THP) goes to the batch */
-static void tlb_remove_page_size(struct mmu_gather *tlb, uint64_t pa, unsigned order)
-{
-	tlb_batch_push_page(tlb, pa, order);
-}
-
-/*
- * __tlb_remove_folio_pages(): nr pages of one folio starting at pa were unmapped.
- * A whole folio is freed as itself; a part of one page by page (see the header).
- */
-static void __tlb_remove_folio_pages(struct mm_model *mm, struct mmu_gather *tlb, uint64_t pa, unsigned nr)
-{
-	unsigned order = folio_order(mm, pa);
-	if (order && nr == 1u << order && IS_ALIGNED(pa, PAGE_SIZE << order)) {
-		tlb_batch_push_page(tlb, pa, order);
-		return;
-	}
-	for (unsigned i = 0; i < nr; i++)
-		tlb_batch_push_page(tlb, pa + (uint64_t)i * PAGE_SIZE, 0);
-}
-
-static void tlb_remove_table(struct mmu_gather *tlb, uint64_t table)
-{
-	if (tlb->ntables == tlb->captables) {
-		tlb->captables = tlb->captables ? 2 * tlb->captables : 8;
-		tlb->tables = realloc(tlb->tables, tlb->captables * sizeof(*tlb->tables));
-		if (!tlb->tables)
-			abort();
-	}
-	tlb->tables[tlb->ntables++] = table;
-}
-
-/* pte_free_tlb(): the PTE table that covered address was unhooked from its PMD entry */
-static void pte_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address)
-{
-	tlb_flush_pmd_range(tlb, address, PAGE_SIZE);
-	tlb->freed_tables = true;
-	tlb_remove_table(tlb, table);
-}
-
-static void pmd_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address)
-{
-	tlb_flush_pud_range(tlb, address, PAGE_SIZE);
-	tlb->freed_tables = true;
-	tlb_remove_table(tlb, table);
-}
-
-static void pud_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address)
-{
-	tlb_flush_p4d_range(tlb, address, PAGE_SIZE);
-	tlb->freed_tables = true;
-	tlb_remove_table(tlb, table);
-}
-
-/* tlb_get_unmap_size(): the stride is the smallest level that had entries cleared */
-static uint64_t tlb_get_unmap_size(const struct mmu_gather *tlb)
-{
-	if (tlb->cleared_ptes)
-		return PAGE_SIZE;
-	if (tlb->cleared_pmds)
-		return PMD_SIZE;
-	if (tlb->cleared_puds)
-		return PUD_SIZE;
-	if (tlb->cleared_p4ds)
-		return PGDIR_SIZE;
-	return PAGE_SIZE;
-}
-
-/*
- * tlb_get_level() (arm64): the TTL hint is only valid for leaf entries of a single
- * level; with a table freed or levels mixed it must be "unknown", or the TLBI may
- * miss the walk-cache entries (oracle-semantics.md, TTL).  The variant is the code
- * before "arm64: tlb: fix the TTL value of tlb_get_level" (2020): the leaf level of
- * the cleared entries is passed even when page tables were freed.
- */
-static unsigned tlb_get_level(const struct mm_model *mm, const struct mmu_gather *tlb)
-{
-	if (tlb->freed_tables && !mm_variant(mm, MMV_TLB_TTL_FREED_TABLES))
-		return TLBI_TTL_UNKNOWN;
-	if (tlb->cleared_ptes && !(tlb->cleared_pmds || tlb->cleared_puds || tlb->cleared_p4ds))
-		return 3;
-	if (tlb->cleared_pmds && !(tlb->cleared_ptes || tlb->cleared_puds || tlb->cleared_p4ds))
-		return 2;
-	if (tlb->cleared_puds && !(tlb->cleared_ptes || tlb->cleared_pmds || tlb->cleared_p4ds))
-		return 1;
-	return TLBI_TTL_UNKNOWN;
-}
-
-/* tlb_flush() (arch/arm64/include/asm/tlb.h): leaves only unless a table went */
-static void tlb_flush(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	bool last_level = !tlb->freed_tables;
-	__flush_tlb_range(mm, t, tlb->s, tlb->start, tlb->end, tlb_get_unmap_size(tlb), last_level,
-			  tlb_get_level(mm, tlb));
-}
-
-static void tlb_flush_mmu_tlbonly(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	if (!(tlb->freed_tables || tlb->cleared_ptes || tlb->cleared_pmds || tlb->cleared_puds ||
-	      tlb->cleared_p4ds))
-		return;
-	tlb_flush(mm, t, tlb);
-	__tlb_reset_range(tlb);
-}
-
-/* tlb_flush_mmu_free(): only after the flush completed — tables (tlb_table_flush), then pages */
-static void tlb_flush_mmu_free(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	for (uint32_t i = 0; i < tlb->ntables; i++)
-		mm_free_table(mm, t, tlb->tables[i]);
-	tlb->ntables = 0;
-	for (uint32_t i = 0; i < tlb->npages; i++)
-		mm_free_pages(mm, t, tlb->pages[i].pa, tlb->pages[i].order);
-	tlb->npages = 0;
-}
-
-static void tlb_flush_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	tlb_flush_mmu_tlbonly(mm, t, tlb);
-	tlb_flush_mmu_free(mm, t, tlb);
-}
-
-/*
- * tlb_end_vma(): arm64 does not select MMU_GATHER_MERGE_VMAS, so the leaves of each
- * VMA are flushed at its end and the range restarts (it would otherwise grow over
- * the gaps between VMAs).  Pages stay batched.
- */
-static void tlb_end_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	tlb_flush_mmu_tlbonly(mm, t, tlb);
-}
-
-static void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb)
-{
-	tlb_flush_mmu(mm, t, tlb);
-	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
-	free(tlb->pages);
-	free(tlb->tables);
-	tlb->pages = NULL;
-	tlb->tables = NULL;
-}
 
 /* ---- THP split (mm/huge_memory.c) ---- */
 
@@ -538,17 +272,6 @@ static void unmap_page_range(struct mm_model *mm, struct mm_thread *t, struct mm
 	} while (pgdp += 8, addr = next, addr != end);
 	tlb_end_vma(mm, t, tlb);
 	mm_site(mm, t, prev);
-}
-
-/* tlb_remove_huge_tlb_entry(): the level recorded is the huge page's (its stride and TTL) */
-static void tlb_remove_huge_tlb_entry(struct mmu_gather *tlb, uint64_t sz, uint64_t address)
-{
-	if (sz >= PUD_SIZE)
-		tlb_flush_pud_range(tlb, address, sz);
-	else if (sz >= PMD_SIZE)
-		tlb_flush_pmd_range(tlb, address, sz);
-	else
-		tlb_flush_pte_range(tlb, address, sz);
 }
 
 /*

@@ -61,6 +61,7 @@
 #define PAGE_USER_BASE	(PROT_DEFAULT | PT_DESC_NG | PT_DESC_USER | PT_DESC_PXN)
 
 /* Kernel VA layout used by the model (48-bit VA, 4K). */
+#define TASK_SIZE	(1ull << 48)	/* the top of a user address space */
 #define VMALLOC_START	0xffff800008000000ull
 #define VMALLOC_END	0xfffffbfff0000000ull
 #define PAGE_OFFSET	0xffff000000000000ull	/* linear map */
