@@ -164,24 +164,6 @@ void modify_prot_commit_ptes(struct mm_model *mm, struct mm_thread *t, struct mm
 unsigned folio_order(struct mm_model *mm, uint64_t pa);
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi);
 
-/*
- * ---- THP split (mm/huge_memory.c; defined in memory.c, shared with mprotect/mremap/rmap) ----
- *
- * split_huge_pmd() : if the PMD entry at pmdp (for addr) maps a THP block, split it
- * under pmd_lock (PT_LOCK_PMD, key = PMD table pa): pmdp_invalidate() + PMD-level flush
- * (break), withdraw the deposited PTE table (mm->deposit), fill it with 512 PTEs
- * (set_ptes(): contpte blocks), smp_wmb(), pmd_populate() (make).  Caller holds
- * mmap_lock (or the rmap lock), not the pmd lock.
- * split_huge_pmd_locked() : the same with pmd_lock already held (try_to_unmap_one()).
- * split_huge_pmd_address() : the lockless PMD lookup for addr, then split_huge_pmd().
- * pmd_trans_huge() : a THP PMD (a valid block, or a PROT_NONE/NUMA present-invalid one).
- */
-bool pmd_trans_huge(uint64_t pmd);
-void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr);
-void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			   uint64_t pmdp);
-void split_huge_pmd_address(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr);
-
 /* pte helpers for the CONT-aware callers */
 static inline uint64_t pte_mknoncont(uint64_t pte) { return pte & ~PT_DESC_CONT; }
 static inline uint64_t pte_mkcont(uint64_t pte) { return pte | PT_DESC_CONT; }

@@ -1,126 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * memory.c - tearing down user mappings: munmap (mm/vma.c do_vmi_munmap ->
- * vms_clear_ptes, the kernel's unmap_region), madvise (mm/madvise.c),
- * zap_*_range and free_pgtables (mm/memory.c) into the mmu_gather (tlb.h),
- * the THP split (mm/huge_memory.c __split_huge_pmd_locked), and the teardown of
- * hugetlb VMAs met on the way (mm/hugetlb.c __unmap_hugepage_range, with the
- * helpers of hugetlb.c).
+ * memory.c - the zap of user mappings (mm/memory.c): unmap_page_range() and
+ * its levels, for munmap (vma.c) and MADV_DONTNEED (zap_page_range_single(),
+ * for madvise.c), with the teardown of hugetlb VMAs met on the way (mm/hugetlb.c
+ * __unmap_hugepage_range, with the helpers of hugetlb.c); and free_pgtables().
+ * Entries go into the mmu_gather (tlb.h, mmu_gather.c); a THP into zap_huge_pmd()
+ * (huge_memory.c).
  *
- * Simplifications, each with its reason:
- *  - munmap keeps mmap_lock for write to the end (the kernel downgrades it to
- *    read before clearing the page tables when it can); the PMD/PUD clears of
- *    free_pgtables() rely on the write lock in the I12 rule;
- *  - a folio has no refcount: each data page is mapped at most once (no fork,
- *    no shared zero page), so the pages a zap clears are freed at once (a
- *    whole folio as one free, a part of one page by page) — the kernel would
- *    keep a partly unmapped large folio until its deferred split;
- *  - MADV_FREE is treated as MADV_DONTNEED (the kernel keeps lazily-freed
- *    pages mapped until reclaim finds them clean); MADV_COLD changes no
- *    page-table entry (the kernel also clears the access flags).
+ * Simplification: a folio has no refcount: each data page is mapped at most once
+ * (no fork, no shared zero page), so the pages a zap clears are freed at once (a
+ * whole folio as one free, a part of one page by page) — the kernel would keep a
+ * partly unmapped large folio until its deferred split.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "hugetlb.h"
 #include "tlb.h"
-
-/* madvise_pageout() lives with the reclaim path (rmap.c) */
-int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
-
-/* a part of a VMA an op works on (a copy: other threads may move s->vma meanwhile) */
-struct vma_range {
-	uint64_t start, end;
-	uint32_t flags;
-	unsigned order;
-};
-
-/* ---- THP split (mm/huge_memory.c) ---- */
-
-bool pmd_trans_huge(uint64_t pmd)
-{
-	if (pmd_sect(pmd))
-		return true;
-	/* a PROT_NONE / NUMA-hinting THP: present but invalid, still a block */
-	return !pte_valid(pmd) && (pmd & PT_DESC_PROTNONE) && !(pmd & PT_DESC_TABLE);
-}
-
-/* pmd_mkinvalid(): not valid for the walker, still "present" for the kernel */
-static uint64_t pmd_mkinvalid(uint64_t pmd)
-{
-	return (pmd & ~PT_DESC_VALID) | PT_DESC_PROTNONE;
-}
-
-/*
- * pmdp_invalidate() (mm/pgtable-generic.c): xchg the block to invalid and flush it
- * with the PMD-level hint (flush_pmd_tlb_range(): stride PMD_SIZE, TTL 2, not last
- * level only).  This is the "break": the block's TLB entries are gone on every CPU
- * before the PTE table replaces it.
- */
-static uint64_t pmdp_invalidate(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t haddr,
-				uint64_t pmdp)
-{
-	uint64_t old = mm_read(mm, t, pmdp);
-	mm_write(mm, t, pmdp, pmd_mkinvalid(old));
-	__flush_tlb_range(mm, t, s, haddr, haddr + PMD_SIZE, PMD_SIZE, false, 2);
-	return old;
-}
-
-void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			   uint64_t pmdp)
-{
-	const char *prev = mm_site(mm, t, "__split_huge_pmd_locked");
-	mm_kernel_call(mm, PT_KEV_SPLIT_HUGE_PMD);
-	uint64_t haddr = ALIGN_DOWN(addr, PMD_SIZE);
-	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
-	if (pgtable == HMAP_EMPTY) {
-		/* every anonymous THP deposits a table at fault (or its move carries it) */
-		mm_warn(mm, t, "split-no-deposit", haddr, "THP at 0x%llx has no deposited PTE table",
-			(unsigned long long)haddr);
-		goto out;
-	}
-	uint64_t old_pmd = pmdp_invalidate(mm, t, s, haddr, pmdp);
-	/* pgtable_trans_huge_withdraw() */
-	hmap_del(&mm->deposit, pmdp);
-	/* the PTEs carry the block's attributes and page (mk_pte(page, vma->vm_page_prot) with
-	 * its write/young/dirty); a PROT_NONE block gives PROT_NONE ptes */
-	uint64_t entry = (old_pmd & ~PT_DESC_CONT) | PT_DESC_TABLE;
-	/* set_ptes() over a none table: naturally aligned 64K chunks become contpte blocks */
-	set_ptes(mm, t, s, haddr, pgtable, entry, PTRS_PER_PTE);
-	/* smp_wmb(): the PTEs are visible before the table is (pmd_populate) */
-	mm_dmb(mm, t, PT_BAR_ISHST);
-	set_pmd(mm, t, pmdp, pgtable | PMD_TYPE_TABLE);
-out:
-	mm_site(mm, t, prev);
-}
-
-void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr)
-{
-	uint64_t ptl = pmdp & PAGE_MASK;
-	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
-	/* recheck under the lock: it may have been split or zapped meanwhile */
-	if (pmd_trans_huge(mm_read(mm, t, pmdp)))
-		split_huge_pmd_locked(mm, t, s, addr, pmdp);
-	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
-}
-
-void split_huge_pmd_address(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr)
-{
-	uint64_t pmdp = mm_walk_entry(mm, t, s, addr, 2);
-	if (pmdp && pmd_trans_huge(mm_read(mm, t, pmdp)))
-		split_huge_pmd(mm, t, s, pmdp, addr);
-}
-
-/* split_huge_pmd_if_needed() (vma_adjust_trans_huge()): a VMA boundary inside a THP splits it */
-static void split_huge_pmd_if_needed(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-				     uint64_t vm_start, uint64_t vm_end, uint64_t address)
-{
-	if (IS_ALIGNED(address, PMD_SIZE))
-		return;
-	uint64_t lo = ALIGN_DOWN(address, PMD_SIZE), hi = ALIGN_UP(address, PMD_SIZE);
-	if (lo >= vm_start && hi <= vm_end)
-		split_huge_pmd_address(mm, t, s, address);
-}
 
 /* ---- zap: unmap_page_range() and its levels (mm/memory.c) ---- */
 
@@ -189,32 +84,6 @@ static void zap_pte_range(struct mm_model *mm, struct mm_thread *t, struct mmu_g
 	} while (ptep += 8ull * nr, addr += PAGE_SIZE * nr, addr != end);
 	arch_leave_lazy_mmu_mode(mm, t);
 	mm_unlock(mm, t, PT_LOCK_PTL, table);
-}
-
-/* zap_huge_pmd() (mm/huge_memory.c): a whole THP goes with its PMD */
-static bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, uint64_t pmdp,
-			 uint64_t addr)
-{
-	uint64_t ptl = pmdp & PAGE_MASK;
-	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
-	uint64_t orig = mm_read(mm, t, pmdp);
-	if (!pmd_trans_huge(orig)) {
-		mm_unlock(mm, t, PT_LOCK_PMD, ptl);
-		return false;
-	}
-	mm_xchg(mm, t, pmdp, 0);		/* pmdp_huge_get_and_clear_full() */
-	ref_clear_range(tlb->s, ALIGN_DOWN(addr, PMD_SIZE), ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE);
-	tlb_zapped(tlb, ALIGN_DOWN(addr, PMD_SIZE), PMD_SIZE);
-	tlb_remove_pmd_tlb_entry(tlb, addr);
-	/* zap_deposited_table(): never hooked, so no walker can hold it: freed at once */
-	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
-	if (pgtable != HMAP_EMPTY) {
-		hmap_del(&mm->deposit, pmdp);
-		mm_free_table(mm, t, pgtable);
-	}
-	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
-	tlb_remove_page_size(tlb, desc_pa(orig), 9);
-	return true;
 }
 
 static void zap_pmd_range(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, uint64_t pud,
@@ -310,8 +179,7 @@ static void unmap_hugepage_range(struct mm_model *mm, struct mm_thread *t, struc
 }
 
 /* unmap_single_vma(): hugetlb VMAs have their own teardown */
-static void unmap_single_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
-			     const struct vma_range *v)
+void unmap_single_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, const struct vma_range *v)
 {
 	if (v->flags & MM_VMA_HUGETLB)
 		unmap_hugepage_range(mm, t, tlb, v);
@@ -439,8 +307,8 @@ static void free_pgd_range(struct mm_model *mm, struct mm_thread *t, struct mmu_
 }
 
 /* free_pgtables(): the detached VMAs, nearby ones gathered into one call down */
-static void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
-			  const struct vma_range *v, uint32_t n, uint64_t floor, uint64_t ceiling)
+void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
+		   const struct vma_range *v, uint32_t n, uint64_t floor, uint64_t ceiling)
 {
 	const char *prev = mm_site(mm, t, "free_pgtables");
 	for (uint32_t i = 0; i < n; i++) {
@@ -452,174 +320,11 @@ static void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_g
 	mm_site(mm, t, prev);
 }
 
-/* ---- munmap ---- */
-
-/* The parts of VMAs inside [start, end), in order (the VMAs vms_gather_munmap_vmas() detaches). */
-static uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out)
-{
-	uint32_t n = 0;
-	*out = NULL;
-	for (uint32_t i = 0; i < s->nvma; i++)
-		if (s->vma[i].start < end && start < s->vma[i].end)
-			n++;
-	if (!n)
-		return 0;
-	struct vma_range *v = malloc(n * sizeof(*v));
-	if (!v)
-		abort();
-	n = 0;
-	for (uint32_t i = 0; i < s->nvma; i++)
-		if (s->vma[i].start < end && start < s->vma[i].end)
-			v[n++] = (struct vma_range){ s->vma[i].start > start ? s->vma[i].start : start,
-						     s->vma[i].end < end ? s->vma[i].end : end, s->vma[i].flags,
-						     s->vma[i].order };
-	*out = v;
-	return n;
-}
-
-static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-			     const struct vma_range *v, uint32_t n, uint64_t start, uint64_t end, const char *opname);
-
-int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len)
-{
-	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
-		return EINVAL;
-	len = ALIGN_UP(len, PAGE_SIZE);
-	if (!len)
-		return EINVAL;
-	uint64_t end = start + len;
-	const char *prev = mm_site(mm, t, "do_vmi_munmap");
-
-	struct vma_range *v;
-	int rc = 0;
-	uint32_t n = vmas_in_range(s, start, end, &v);
-	if (!n)
-		goto out;
-	/* __split_vma(): a hugetlb VMA splits only at its huge page size (hugetlb_vm_op_split()) */
-	struct mm_vma *first = find_vma(s, v[0].start);
-	if ((first->flags & MM_VMA_HUGETLB) && first->start < start) {
-		if (!IS_ALIGNED(start, PAGE_SIZE << first->order))
-			rc = EINVAL;
-	}
-	struct mm_vma *last = find_vma(s, v[n - 1].end - 1);
-	if ((last->flags & MM_VMA_HUGETLB) && last->end > end) {
-		if (!IS_ALIGNED(end, PAGE_SIZE << last->order))
-			rc = EINVAL;
-	}
-	if (rc) {
-		free(v);
-		goto out;
-	}
-	/* __split_vma() -> vma_adjust_trans_huge(): a THP across a new VMA boundary is split */
-	if (first->start < start)
-		split_huge_pmd_if_needed(mm, t, s, first->start, first->end, start);
-	last = find_vma(s, v[n - 1].end - 1);
-	if (last->end > end)
-		split_huge_pmd_if_needed(mm, t, s, last->start, last->end, end);
-
-	/* the VMA tree is updated first; the page tables follow (vms_complete_munmap_vmas()) */
-	vma_remove_range(s, start, end);
-	uint64_t floor = 0, ceiling = 0;	/* FIRST_USER_ADDRESS, USER_PGTABLES_CEILING */
-	for (uint32_t i = 0; i < s->nvma; i++) {
-		if (s->vma[i].end <= start)
-			floor = s->vma[i].end;
-		if (s->vma[i].start >= end && !ceiling)
-			ceiling = s->vma[i].start;
-	}
-
-	/* vms_clear_ptes(), the kernel's unmap_region() */
-	struct mmu_gather tlb;
-	tlb_gather_mmu(&tlb, s);
-	for (uint32_t i = 0; i < n; i++)
-		unmap_single_vma(mm, t, &tlb, &v[i]);	/* unmap_vmas() */
-	free_pgtables(mm, t, &tlb, v, n, floor, ceiling);
-	tlb_finish_mmu(mm, t, &tlb);
-	free(v);
-	ref_clear_range(s, start, end);
-out:
-	mm_site(mm, t, prev);
-	return rc;
-}
-
-int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
-{
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
-	uint64_t start = ev->va;
-	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || ev->len > TASK_SIZE - start ||
-	    !ALIGN_UP(ev->len, PAGE_SIZE))
-		return EINVAL;
-	uint64_t end = start + ALIGN_UP(ev->len, PAGE_SIZE);
-	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
-	struct vma_range *v;
-	uint32_t n = vmas_in_range(s, start, end, &v);
-	int rc = do_munmap(mm, t, s, start, end - start);
-	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
-	/* exactly the range goes: what was mapped in it, and what is left of a THP or a contpte
-	 * block split at its ends (the holes between VMAs had nothing to lose) */
-	ref_check_ranges(mm, t, s, v, n, start, end, "munmap");
-	free(v);
-	return rc;
-}
-
-struct first_leaf {
-	uint64_t va;
-	bool found;
-};
-
-static bool note_first_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
-{
-	(void)level;
-	(void)desc;
-	struct first_leaf *f = ctx;
-	f->va = va;
-	f->found = true;
-	return false;
-}
-
-/*
- * ref_check() of a range the op left empty: page by page for a small one; for a large
- * one, only where the page tables still have a leaf (pt_walk_range() visits existing
- * tables only), so that a huge munmap of a sparse region costs what was mapped.
- */
-static bool ref_check_emptied(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t a, uint64_t b,
-			      const char *opname)
-{
-	if (b - a <= 16 * PMD_SIZE)
-		return ref_check(mm, t, s, a, b, opname);
-	struct first_leaf f = { 0, false };
-	pt_walk_range(mm->m, false, s->asid, a, b, note_first_leaf, &f);
-	if (!f.found)
-		return true;
-	uint64_t va = f.va > a ? f.va : a;
-	return ref_check(mm, t, s, va, va + PAGE_SIZE, opname);
-}
-
-/*
- * ref_check() over the VMA parts an op emptied, and the PMD-sized margins around
- * [start, end) where a split THP or an unfolded contpte block must have kept its pages.
- * Only where mappings were: a huge range of holes costs nothing.
- */
-static void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-			     const struct vma_range *v, uint32_t n, uint64_t start, uint64_t end, const char *opname)
-{
-	if (t->hung)
-		return;
-	ref_check(mm, t, s, ALIGN_DOWN(start, PMD_SIZE), start, opname);
-	for (uint32_t i = 0; i < n; i++)
-		if (!ref_check_emptied(mm, t, s, v[i].start, v[i].end, opname))
-			break;
-	if (end < TASK_SIZE)
-		ref_check(mm, t, s, end, ALIGN_UP(end, PMD_SIZE), opname);
-}
-
-/* ---- madvise ---- */
-
 /*
  * zap_page_range_single() (madvise_dontneed_single_vma()): the pages go, the VMA
  * and the page tables stay; the next touch faults in a fresh page.
  */
-static void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-				  const struct vma_range *v)
+void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, const struct vma_range *v)
 {
 	/* the reference of the range as the zap starts.  Each page's goes as the zap clears its
 	 * entry; a page a racing fault maps again after that (both under mmap_lock for read) is
@@ -645,73 +350,4 @@ static void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, stru
 	}
 	free(zapped.w);
 	free(was);
-}
-
-static void madvise_update_vma_flags(struct mm_space *s, uint64_t start, uint64_t end, uint32_t set,
-				     uint32_t clear)
-{
-	/* vma_modify_flags(): the VMAs are split so that exactly the range changes */
-	vma_split_range(s, start, end);
-	for (uint32_t i = 0; i < s->nvma; i++)
-		if (s->vma[i].start >= start && s->vma[i].end <= end)
-			s->vma[i].flags = (s->vma[i].flags & ~clear) | set;
-}
-
-int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
-{
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
-	uint64_t start = ev->va;
-	unsigned advice = ev->op;
-	if (advice >= PT_ADV_COUNT || !IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE ||
-	    ev->len > TASK_SIZE - start)
-		return EINVAL;
-	uint64_t end = start + ALIGN_UP(ev->len, PAGE_SIZE);
-	if (end == start)
-		return 0;
-	/* madvise_need_mmap_write(): only the VMA-flag advices change the VMAs */
-	bool write = advice == PT_ADV_HUGEPAGE || advice == PT_ADV_NOHUGEPAGE;
-	const char *prev = mm_site(mm, t, "do_madvise");
-	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, write);
-	/* madvise_walk_vmas(): the advice applies to the mapped parts; a hole gives ENOMEM */
-	int rc = range_is_mapped(s, start, end) ? 0 : ENOMEM;
-	struct vma_range *v;
-	uint32_t n = vmas_in_range(s, start, end, &v);
-	for (uint32_t i = 0; i < n; i++) {
-		switch (advice) {
-		case PT_ADV_DONTNEED:
-		case PT_ADV_FREE:
-			/* hugetlb: DONTNEED of whole huge pages only; MADV_FREE not at all */
-			if (v[i].flags & MM_VMA_HUGETLB) {
-				uint64_t sz = PAGE_SIZE << v[i].order;
-				if (advice == PT_ADV_FREE || !IS_ALIGNED(v[i].start, sz) || !IS_ALIGNED(v[i].end, sz)) {
-					rc = EINVAL;
-					break;
-				}
-			}
-			zap_page_range_single(mm, t, s, &v[i]);
-			break;
-		case PT_ADV_PAGEOUT:
-			/* can_madv_lru_vma(): not for hugetlb */
-			if (!(v[i].flags & MM_VMA_HUGETLB))
-				madvise_pageout(mm, t, s, v[i].start, v[i].end);
-			break;
-		case PT_ADV_COLD:
-			break;
-		case PT_ADV_HUGEPAGE:
-			madvise_update_vma_flags(s, v[i].start, v[i].end, MM_VMA_HUGEPAGE, MM_VMA_NOHUGEPAGE);
-			break;
-		case PT_ADV_NOHUGEPAGE:
-			madvise_update_vma_flags(s, v[i].start, v[i].end, MM_VMA_NOHUGEPAGE, MM_VMA_HUGEPAGE);
-			break;
-		}
-	}
-	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
-	mm_site(mm, t, prev);
-	if (advice == PT_ADV_DONTNEED || advice == PT_ADV_FREE)
-		ref_check_ranges(mm, t, s, v, n, start, end, "madvise");
-	else if (advice == PT_ADV_PAGEOUT)
-		for (uint32_t i = 0; i < n && ref_check(mm, t, s, v[i].start, v[i].end, "madvise"); i++)
-			;
-	free(v);
-	return rc;
 }

@@ -455,10 +455,60 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 
 /*! handle_mm_fault() : fault in the page at addr (fault.c); 0, or EFAULT outside a VMA / without access. */
 int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write);
-/*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages (memory.c). */
-int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
 /*! user_block_desc() : a user PMD block descriptor for a THP at pa. */
 uint64_t mk_user_pmd(uint64_t pa, unsigned prot);
+
+/* a part of a VMA an op works on (a copy: other threads may move s->vma meanwhile) */
+struct vma_range {
+	uint64_t start, end;
+	uint32_t flags;
+	unsigned order;
+};
+struct mmu_gather;
+
+/* vma.c: munmap */
+/*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages. */
+int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
+/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out (malloc'd; NULL if none). */
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out);
+/*! ref_check_ranges() : ref_check() over the VMA parts v[0..n) an op emptied and the PMD-sized
+ * margins around [start, end), only where mappings were. */
+void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
+		      const struct vma_range *v, uint32_t n, uint64_t start, uint64_t end, const char *opname);
+
+/* memory.c: the zap and free_pgtables(), into an mmu_gather (tlb.h) */
+void unmap_single_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, const struct vma_range *v);
+/*! free_pgtables() : the tables of the detached VMA parts v[0..n) whose whole range lies in [floor, ceiling). */
+void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
+		   const struct vma_range *v, uint32_t n, uint64_t floor, uint64_t ceiling);
+/*! zap_page_range_single() : MADV_DONTNEED of v: the pages go, the VMA and the page tables stay. */
+void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, const struct vma_range *v);
+
+/* rmap.c: madvise_pageout() lives with the reclaim path */
+int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
+
+/* huge_memory.c: the THP PMD */
+/*
+ * split_huge_pmd() : if the PMD entry at pmdp (for addr) maps a THP block, split it
+ * under pmd_lock (PT_LOCK_PMD, key = PMD table pa): pmdp_invalidate() + PMD-level flush
+ * (break), withdraw the deposited PTE table (mm->deposit), fill it with 512 PTEs
+ * (set_ptes(): contpte blocks), smp_wmb(), pmd_populate() (make).  Caller holds
+ * mmap_lock (or the rmap lock), not the pmd lock.
+ * split_huge_pmd_locked() : the same with pmd_lock already held (try_to_unmap_one()).
+ * split_huge_pmd_address() : the lockless PMD lookup for addr, then split_huge_pmd().
+ * pmd_trans_huge() : a THP PMD (a valid block, or a PROT_NONE/NUMA present-invalid one).
+ */
+bool pmd_trans_huge(uint64_t pmd);
+void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr);
+void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			   uint64_t pmdp);
+void split_huge_pmd_address(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr);
+/*! split_huge_pmd_if_needed() : vma_adjust_trans_huge(): a new boundary `address` of the VMA
+ * [vm_start, vm_end) inside a THP splits it. */
+void split_huge_pmd_if_needed(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
+			      uint64_t vm_start, uint64_t vm_end, uint64_t address);
+/*! zap_huge_pmd() : zap the THP at pmdp whole into tlb; false if it is no THP (any more). */
+bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, uint64_t pmdp, uint64_t addr);
 
 /* ---- op handlers (ops.c dispatches; each family lives in its own file) ---- */
 

@@ -38,8 +38,6 @@
 
 #include "contpte.h"
 
-int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
-
 /* the folio being reclaimed, and where it sits in this address space */
 struct folio_ref {
 	uint64_t pa;		/* first page */
