@@ -274,10 +274,10 @@ static int hugetlb_access_flags(struct huge_op *op, unsigned prot)
 int mm_do_hugetlb(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	uint64_t pgsize;
-	bool kernel = ev->va >= PT_KERNEL_VA_BASE;
+	bool kernel = ev->va >= PAGE_OFFSET;
 	if (!num_contig_ptes(ev->len, &pgsize) || !IS_ALIGNED(ev->va, ev->len) || ev->va + ev->len < ev->va)
 		return EINVAL;
-	if (kernel ? ev->va < VMALLOC_START || ev->va + ev->len > VMALLOC_END : ev->va + ev->len > (1ull << 48))
+	if (kernel ? ev->va < VMALLOC_START || ev->va + ev->len > VMALLOC_END : ev->va + ev->len > TASK_SIZE)
 		return EINVAL;
 	struct huge_op op = {
 		.mm = mm, .t = t, .va = ev->va, .sz = ev->len,

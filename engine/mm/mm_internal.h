@@ -60,13 +60,22 @@
 /* user pages: nG, EL0 access; RDONLY unless writable+dirty (hardware DBM) */
 #define PAGE_USER_BASE	(PROT_DEFAULT | PT_DESC_NG | PT_DESC_USER | PT_DESC_PXN)
 
-/* Kernel VA layout used by the model (48-bit VA, 4K). */
-#define TASK_SIZE	(1ull << 48)	/* the top of a user address space */
+/*
+ * Kernel VA layout used by the model (48-bit VA, 4K).  VA_BITS is the header's
+ * va_bits of every trace the model runs: a trace with lpa2=1 (52-bit VAs) may
+ * hold arch-level events only (traces/reader.c refuses its ops-level events).
+ * TASK_SIZE is the top of a user address space (TTBR0's 2^VA_BITS bytes),
+ * PAGE_OFFSET the first VA of TTBR1's, where the linear map starts (the
+ * machine's PT_KERNEL_VA_BASE).
+ */
+#define VA_BITS		48
+#define TASK_SIZE	(1ull << VA_BITS)
 #define VMALLOC_START	0xffff800008000000ull
 #define VMALLOC_END	0xfffffbfff0000000ull
-#define PAGE_OFFSET	0xffff000000000000ull	/* linear map */
+#define PAGE_OFFSET	(0 - (1ull << VA_BITS))	/* linear map */
 #define FIXADDR_TOP	0xfffffbfffe800000ull
 #define PHYS_BASE	0x80000000ull		/* first physical address the allocator hands out */
+_Static_assert(PAGE_OFFSET == PT_KERNEL_VA_BASE, "the model's TTBR1 region is the machine's");
 
 /* ---- variants: decision points that the bug zoo switches (issue: races and the bug zoo) ---- */
 enum mm_variant_id {

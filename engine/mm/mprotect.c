@@ -592,7 +592,7 @@ int mm_do_mprotect(struct mm_model *mm, struct mm_thread *t, const struct pt_eve
 	if (!len)
 		return 0;
 	uint64_t end = start + len;
-	if (end <= start || end > (1ull << 48))
+	if (end <= start || end > TASK_SIZE)
 		return ENOMEM;
 	bool numa = ev->flags & PT_MPROT_NUMA;
 	const char *prev = mm_site(mm, t, numa ? "task_numa_work" : "do_mprotect_pkey");

@@ -33,7 +33,6 @@
 #include "contpte.h"
 #include "mm_internal.h"
 
-#define TASK_SIZE	(1ull << 48)
 /* the top of the top-down mmap layout the model's get_unmapped_area() searches under */
 #define MMAP_BASE	0x7f0000000000ull
 #define MMAP_MIN_ADDR	0x10000ull
