@@ -101,7 +101,7 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 			pte = pte_mkyoung(pte);
 	}
 	/* the break must be complete on every CPU before the make (BBM) */
-	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, true, 3);
+	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, /*last_level=*/true, 3);
 	__set_ptes(mm, t, start_ptep, pte, CONT_PTES);
 	mm_site(mm, t, prev);
 }

@@ -35,23 +35,21 @@ static uint64_t pmdp_invalidate(struct mm_model *mm, struct mm_thread *t, struct
 {
 	uint64_t old = mm_read(mm, t, pmdp);
 	mm_write(mm, t, pmdp, pmd_mkinvalid(old));
-	__flush_tlb_range(mm, t, s, haddr, haddr + PMD_SIZE, PMD_SIZE, false, 2);
+	__flush_tlb_range(mm, t, s, haddr, haddr + PMD_SIZE, PMD_SIZE, /*last_level=*/false, 2);
 	return old;
 }
 
 void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 			   uint64_t pmdp)
 {
-	const char *prev = mm_site(mm, t, "__split_huge_pmd_locked");
+	mm_site_scoped(mm, t, "__split_huge_pmd_locked");
 	mm_kernel_call(mm, PT_KEV_SPLIT_HUGE_PMD);
 	uint64_t haddr = ALIGN_DOWN(addr, PMD_SIZE);
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);
-	if (pgtable == HMAP_EMPTY) {
-		/* every anonymous THP deposits a table at fault (or its move carries it) */
-		mm_warn(mm, t, "split-no-deposit", haddr, "THP at 0x%llx has no deposited PTE table",
-			(unsigned long long)haddr);
-		goto out;
-	}
+	/* every anonymous THP deposits a table at fault (or its move carries it) */
+	if (MM_WARN_ON(mm, t, pgtable == HMAP_EMPTY, "split-no-deposit", haddr,
+		       "THP at 0x%llx has no deposited PTE table", (unsigned long long)haddr))
+		return;
 	uint64_t old_pmd = pmdp_invalidate(mm, t, s, haddr, pmdp);
 	/* pgtable_trans_huge_withdraw() */
 	hmap_del(&mm->deposit, pmdp);
@@ -63,8 +61,6 @@ void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_s
 	/* smp_wmb(): the PTEs are visible before the table is (pmd_populate) */
 	mm_dmb(mm, t, PT_BAR_ISHST);
 	set_pmd(mm, t, pmdp, pgtable | PMD_TYPE_TABLE);
-out:
-	mm_site(mm, t, prev);
 }
 
 void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr)

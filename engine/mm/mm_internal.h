@@ -292,12 +292,34 @@ static inline uint64_t mm_map_units(uint64_t size, uint64_t span)
 }
 /*! mm_site() : set the routine name used in signatures; returns the previous one. */
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site);
+struct mm_site_scope {
+	struct mm_model *mm;
+	struct mm_thread *t;
+	const char *prev;
+};
+static inline void mm_site_restore(struct mm_site_scope *sc) { mm_site(sc->mm, sc->t, sc->prev); }
+/*!
+ * mm_site_scoped() : mm_site() for the rest of the enclosing block: the previous site comes
+ * back when the block is left, by whichever return (the shape of guard() in
+ * include/linux/cleanup.h), so that a routine needs no `out:` label for it.  One per block.
+ */
+#define mm_site_scoped(mm, t, site)								\
+	struct mm_site_scope mm_site_scope_ __attribute__((cleanup(mm_site_restore), unused)) = \
+		{ (mm), (t), mm_site((mm), (t), (site)) }
 static inline bool mm_variant(const struct mm_model *mm, enum mm_variant_id v) { return mm->variant[v]; }
 /* a call of the kernel function `kev` names (enum pt_kernel_ev), for mm_model_op_result() */
 static inline void mm_kernel_call(struct mm_model *mm, unsigned kev) { mm->res.calls[kev]++; }
 /* I9 (a contract the kernel WARNs about) and I10 (semantics) reports from the model */
 void mm_warn(struct mm_model *mm, struct mm_thread *t, const char *tag, uint64_t va, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/*!
+ * MM_WARN_ON() : the shape of the kernel's WARN_ON_ONCE(): cond, reported through mm_warn()
+ * (I9: tag, va and the message) when it holds, so that "warn and fall back" reads
+ * `if (MM_WARN_ON(mm, t, !pmd_none(pmd), "tag", va, "fmt", ...)) return false;`.
+ * Every occurrence is reported (the oracle counts them), not only the first.
+ */
+#define MM_WARN_ON(mm, t, cond, tag, va, ...) \
+	((cond) ? (mm_warn((mm), (t), (tag), (va), __VA_ARGS__), true) : false)
 
 /* ---- page-table geometry ---- */
 

@@ -336,7 +336,7 @@ static uint64_t pmdp_invalidate_ad(struct prot_op *op, uint64_t pmdp, uint64_t h
 	uint64_t old = mm_read(op->mm, op->t, pmdp);
 	mm_write(op->mm, op->t, pmdp, (old & ~PT_DESC_VALID) | PT_DESC_PROTNONE);
 	/* flush_pmd_tlb_range(): stride PMD_SIZE, TTL 2 */
-	__flush_tlb_range(op->mm, op->t, op->s, haddr, haddr + PMD_SIZE, PMD_SIZE, false, 2);
+	__flush_tlb_range(op->mm, op->t, op->s, haddr, haddr + PMD_SIZE, PMD_SIZE, /*last_level=*/false, 2);
 	return old;
 }
 
@@ -509,7 +509,7 @@ static void mprotect_fixup(struct mm_model *mm, struct mm_thread *t, struct mm_s
 	vma = find_vma(s, start);
 	vma->prot = (uint8_t)prot;
 	vma_merge_range(s, start, end);
-	change_protection(mm, t, s, tlb, start, end, prot, false, numa_node_id(mm, t));
+	change_protection(mm, t, s, tlb, start, end, prot, /*prot_numa=*/false, numa_node_id(mm, t));
 	mprotect_reference(s, start, end, prot);
 }
 
@@ -568,7 +568,7 @@ static int task_numa_work(struct mm_model *mm, struct mm_thread *t, struct mm_sp
 		unsigned nid = numa_node_id(mm, t);
 		struct mmu_gather tlb;
 		tlb_gather_mmu(&tlb, s);
-		change_protection(mm, t, s, &tlb, a, b, 0, true, nid);
+		change_protection(mm, t, s, &tlb, a, b, 0, /*prot_numa=*/true, nid);
 		tlb_finish_mmu(mm, t, &tlb);
 		s->tlb_flush_pending++;	/* XXX undoes its decrement (change_protection_range()) */
 		numa_scan_reference(mm, t, s, a, b, nid);

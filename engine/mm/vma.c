@@ -175,7 +175,7 @@ static bool ref_check_emptied(struct mm_model *mm, struct mm_thread *t, struct m
 	if (b - a <= 16 * PMD_SIZE)
 		return ref_check(mm, t, s, a, b, opname);
 	struct first_leaf f = { 0, false };
-	pt_walk_range(mm->m, false, s->asid, a, b, note_first_leaf, &f);
+	pt_walk_range(mm->m, /*kernel=*/false, s->asid, a, b, note_first_leaf, &f);
 	if (!f.found)
 		return true;
 	uint64_t va = f.va > a ? f.va : a;

@@ -323,7 +323,7 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 		r->pa = pt_desc_oa(d) + ((va - base) & (PAGE_SIZE - 1));
 		return true;
 	}
-	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, r);
+	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, /*visible=*/false, r);
 	if (va - base >= 1ull << VA_BITS)
 		return mapped;	/* outside the address space: nothing to cache */
 	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
