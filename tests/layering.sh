@@ -26,7 +26,7 @@ check() {	# check DIR ALLOWED-HEADER...
 		done
 	done
 }
-model="event.h machine.h hmap.h ptdebug.h check.h violation.h mm.h coro.h mm_internal.h contpte.h hugetlb.h"
+model="event.h machine.h hmap.h ptdebug.h check.h violation.h mm.h coro.h mm_internal.h contpte.h hugetlb.h tlb.h"
 bad=$( { check traces ptfuzz.pb-c.h; check engine/machine event.h; check engine/check event.h machine.h hmap.h ptdebug.h;
 	 for d in engine/mm engine/arm64 engine/model; do check $d $model; done; } | wc -l)
 [ "$bad" -eq 0 ] || exit 1

@@ -166,25 +166,37 @@ static void mm_reports(struct rule_state *r, unsigned n, const char *file, unsig
 		x->in_source = true;
 }
 
-/* the model: mm_warn(mm, t, "tag", ...), the I9 contract WARNs; the tag is the third argument */
-static void scan_mm_warn(const char *file, const char *s, struct rule_state *r, unsigned n)
+/* the model's I9 contract WARNs: mm_warn(mm, t, "tag", ...), the tag the third argument, and
+ * MM_WARN_ON(mm, t, cond, "tag", ...), the fourth (commas inside cond's parentheses do not count) */
+static void scan_warn_calls(const char *file, const char *s, struct rule_state *r, unsigned n, const char *call,
+			    unsigned before_tag)
 {
-	static const char call[] = "mm_warn(";
 	for (const char *p = strstr(s, call); p; p = strstr(p + 1, call)) {
 		const char *a = p + strlen(call);
 		if (!strncmp(a, "struct ", 7))
 			continue;	/* the definition */
-		for (unsigned commas = 0; *a && *a != ';' && commas < 2; a++)
-			commas += *a == ',';
+		if (p > s && (p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') || (p[-1] >= 'A' && p[-1] <= 'Z')))
+			continue;	/* another name ending in it */
+		for (unsigned commas = 0, depth = 0; *a && *a != ';' && commas < before_tag; a++) {
+			depth += *a == '(';
+			depth -= *a == ')' && depth;
+			commas += *a == ',' && !depth;
+		}
 		while (*a == ' ' || *a == '\t' || *a == '\n')
 			a++;
 		size_t len = tag_literal(a, false);
 		if (!len) {
-			fail("%s: an mm_warn() call whose tag is no literal (%.40s)", file, p);
+			fail("%s: a warning call whose tag is no literal (%.40s)", file, p);
 			continue;
 		}
 		mm_reports(r, n, file, PT_I9, a + 1, len);
 	}
+}
+
+static void scan_mm_warn(const char *file, const char *s, struct rule_state *r, unsigned n)
+{
+	scan_warn_calls(file, s, r, n, "mm_warn(", 2);
+	scan_warn_calls(file, s, r, n, "MM_WARN_ON(", 3);
 }
 
 /* One directory of the model: its checks, pt_checker_report(mm->c, PT_In, "tag", ...), and its WARNs */

@@ -101,7 +101,7 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 			pte = pte_mkyoung(pte);
 	}
 	/* the break must be complete on every CPU before the make (BBM) */
-	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, true, 3);
+	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, /*last_level=*/true, 3);
 	__set_ptes(mm, t, start_ptep, pte, CONT_PTES);
 	mm_site(mm, t, prev);
 }
@@ -259,38 +259,6 @@ uint64_t contpte_get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *
 	return __get_and_clear_full_ptes(mm, t, ptep, nr);
 }
 
-void contpte_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			     uint64_t ptep, unsigned nr)
-{
-	contpte_try_unfold_partial(mm, t, s, addr, ptep, nr);
-	__get_and_clear_full_ptes(mm, t, ptep, nr);
-}
-
-void contpte_wrprotect_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			    uint64_t ptep, unsigned nr)
-{
-	/* a whole block may be write-protected in place (a permission change, flushed later by the
-	 * caller); a partial one may not: CONT with mixed permissions stays unpredictable */
-	contpte_try_unfold_partial(mm, t, s, addr, ptep, nr);
-	__wrprotect_ptes(mm, t, ptep, nr);
-}
-
-bool contpte_ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, uint64_t addr, uint64_t ptep)
-{
-	/* access is tracked per folio and a block is one folio: clear AF on all 16, no unfold */
-	(void)addr;
-	bool young = false;
-	uint64_t p = contpte_align_down(ptep);
-	for (unsigned i = 0; i < CONT_PTES; i++, p += 8) {
-		uint64_t old = __ptep_get(mm, t, p);
-		if (pte_young(old)) {
-			young = true;
-			mm_write(mm, t, p, pte_mkold(old));
-		}
-	}
-	return young;
-}
-
 /* ---- the public PTE API ---- */
 
 uint64_t ptep_get(struct mm_model *mm, struct mm_thread *t, uint64_t ptep)
@@ -329,44 +297,10 @@ uint64_t get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struc
 	return contpte_get_and_clear_full_ptes(mm, t, s, addr, ptep, nr);
 }
 
-void clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
-		     unsigned nr)
-{
-	if (nr == 1) {
-		ptep_get_and_clear(mm, t, s, addr, ptep);
-		return;
-	}
-	contpte_clear_full_ptes(mm, t, s, addr, ptep, nr);
-}
-
 void pte_clear(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep)
 {
 	contpte_try_unfold(mm, t, s, addr, ptep, __ptep_get(mm, t, ptep));
 	mm_write(mm, t, ptep, 0);
-}
-
-void wrprotect_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
-		    unsigned nr)
-{
-	if (nr == 1) {
-		contpte_try_unfold(mm, t, s, addr, ptep, __ptep_get(mm, t, ptep));
-		__wrprotect_ptes(mm, t, ptep, 1);
-		return;
-	}
-	contpte_wrprotect_ptes(mm, t, s, addr, ptep, nr);
-}
-
-bool ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			       uint64_t ptep)
-{
-	(void)s;
-	uint64_t old = __ptep_get(mm, t, ptep);
-	if (pte_valid_cont(old))
-		return contpte_ptep_test_and_clear_young(mm, t, addr, ptep);
-	if (!pte_young(old))
-		return false;
-	mm_write(mm, t, ptep, pte_mkold(old));
-	return true;
 }
 
 uint64_t ptep_clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
@@ -380,20 +314,6 @@ uint64_t ptep_clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_sp
 	if (pte_valid(pte) || (s->tlb_flush_pending && pte_present(pte)))
 		flush_tlb_page(mm, t, s, addr);
 	return pte;
-}
-
-uint64_t ptep_modify_prot_start(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-				uint64_t ptep)
-{
-	/* arch/arm64/mm/mmu.c (no erratum 2645198): a get_and_clear, flushed by the caller at the end */
-	return ptep_get_and_clear(mm, t, s, addr, ptep);
-}
-
-void ptep_modify_prot_commit(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			     uint64_t ptep, uint64_t old_pte, uint64_t pte)
-{
-	(void)old_pte;
-	set_pte_at(mm, t, s, addr, ptep, pte);
 }
 
 uint64_t modify_prot_start_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,

@@ -9,7 +9,6 @@
  *
  *  - Core-mm routines (zap, mprotect, mremap, pageout) use the *public* API
  *    below (set_ptes, ptep_get, ptep_get_and_clear, get_and_clear_full_ptes,
- *    clear_full_ptes, wrprotect_ptes, ptep_modify_prot_start/commit,
  *    modify_prot_start_ptes/commit_ptes, ptep_clear_flush).  Like the kernel's,
  *    these unfold a contpte block that the call covers only partly, so the
  *    caller never sees the CONT bit.
@@ -56,7 +55,7 @@ uint64_t __ptep_get_and_clear(struct mm_model *mm, struct mm_thread *t, uint64_t
 void __set_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t pte, unsigned nr);
 /*! __get_and_clear_full_ptes() : clear nr PTEs; returns the first with the others' dirty/young ORed in. */
 uint64_t __get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, unsigned nr);
-/*! __wrprotect_ptes() : set RDONLY (clear write permission) on nr valid PTEs in place. */
+/*! __wrprotect_ptes() : set RDONLY (clear write permission) on nr valid PTEs in place (a test's). */
 void __wrprotect_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, unsigned nr);
 
 /* ---- contpte.c ---- */
@@ -97,12 +96,6 @@ void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 uint64_t contpte_ptep_get(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_t orig_pte);
 uint64_t contpte_get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
 					 uint64_t addr, uint64_t ptep, unsigned nr);
-void contpte_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			     uint64_t ptep, unsigned nr);
-void contpte_wrprotect_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			    uint64_t ptep, unsigned nr);
-/*! contpte_ptep_test_and_clear_young() : clear AF over the whole block (no unfold); was any young? */
-bool contpte_ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, uint64_t addr, uint64_t ptep);
 
 /* ---- the public, contpte-transparent PTE API (arm64 pgtable.h) ---- */
 
@@ -122,19 +115,7 @@ uint64_t ptep_get_and_clear(struct mm_model *mm, struct mm_thread *t, struct mm_
 /*! get_and_clear_full_ptes() : clear nr PTEs (unfolding partly covered blocks); dirty/young ORed. */
 uint64_t get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 				 uint64_t ptep, unsigned nr);
-void clear_full_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
-		     unsigned nr);
 void pte_clear(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep);
-void wrprotect_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
-		    unsigned nr);
-static inline void ptep_set_wrprotect(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
-				      uint64_t addr, uint64_t ptep)
-{
-	wrprotect_ptes(mm, t, s, addr, ptep, 1);
-}
-/*! ptep_test_and_clear_young() : clear AF (a whole block's for CONT, no unfold); was it young? */
-bool ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			       uint64_t ptep);
 /*!
  * ptep_clear_flush() : (mm/pgtable-generic.c) ptep_get_and_clear(), then
  * flush_tlb_page() if the old entry was accessible; returns the old PTE.
@@ -142,15 +123,10 @@ bool ptep_test_and_clear_young(struct mm_model *mm, struct mm_thread *t, struct 
 uint64_t ptep_clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 			  uint64_t ptep);
 /*!
- * ptep_modify_prot_start() / ptep_modify_prot_commit() : (arch/arm64/mm/mmu.c) the
- * mprotect transaction on one PTE: get_and_clear (unfolding its block), then set_pte_at.
- * modify_prot_start_ptes() / modify_prot_commit_ptes() : the batched form over nr PTEs
- * of one folio (get_and_clear_full_ptes / set_ptes; whole blocks stay folded).
+ * modify_prot_start_ptes() / modify_prot_commit_ptes() : (arch/arm64/mm/mmu.c) the
+ * mprotect transaction over nr PTEs of one folio: get_and_clear_full_ptes (unfolding
+ * partly covered blocks), then set_ptes; whole blocks stay folded.
  */
-uint64_t ptep_modify_prot_start(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-				uint64_t ptep);
-void ptep_modify_prot_commit(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			     uint64_t ptep, uint64_t old_pte, uint64_t pte);
 uint64_t modify_prot_start_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 				uint64_t ptep, unsigned nr);
 void modify_prot_commit_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
@@ -163,24 +139,6 @@ void modify_prot_commit_ptes(struct mm_model *mm, struct mm_thread *t, struct mm
  */
 unsigned folio_order(struct mm_model *mm, uint64_t pa);
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi);
-
-/*
- * ---- THP split (mm/huge_memory.c; defined in memory.c, shared with mprotect/mremap/rmap) ----
- *
- * split_huge_pmd() : if the PMD entry at pmdp (for addr) maps a THP block, split it
- * under pmd_lock (PT_LOCK_PMD, key = PMD table pa): pmdp_invalidate() + PMD-level flush
- * (break), withdraw the deposited PTE table (mm->deposit), fill it with 512 PTEs
- * (set_ptes(): contpte blocks), smp_wmb(), pmd_populate() (make).  Caller holds
- * mmap_lock (or the rmap lock), not the pmd lock.
- * split_huge_pmd_locked() : the same with pmd_lock already held (try_to_unmap_one()).
- * split_huge_pmd_address() : the lockless PMD lookup for addr, then split_huge_pmd().
- * pmd_trans_huge() : a THP PMD (a valid block, or a PROT_NONE/NUMA present-invalid one).
- */
-bool pmd_trans_huge(uint64_t pmd);
-void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr);
-void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
-			   uint64_t pmdp);
-void split_huge_pmd_address(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr);
 
 /* pte helpers for the CONT-aware callers */
 static inline uint64_t pte_mknoncont(uint64_t pte) { return pte & ~PT_DESC_CONT; }

@@ -182,7 +182,7 @@ static uint64_t get_clear_contig_flush(struct mm_model *mm, struct mm_thread *t,
 {
 	const char *prev = mm_site(mm, t, "get_clear_contig_flush");
 	uint64_t orig = get_clear_contig(mm, t, ptep, pgsize, ncontig);
-	__flush_hugetlb_tlb_range(mm, t, s, addr, addr + pgsize * ncontig, pgsize, true);
+	__flush_hugetlb_tlb_range(mm, t, s, addr, addr + pgsize * ncontig, pgsize, /*last_level=*/true);
 	mm_site(mm, t, prev);
 	return orig;
 }
@@ -202,7 +202,7 @@ static void clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_spac
 	if (s->kernel && !mm_variant(mm, MMV_HUGETLB_USER_FLUSH_FOR_KERNEL))
 		flush_tlb_kernel_range(mm, t, saddr, addr);
 	else
-		__flush_hugetlb_tlb_range(mm, t, s, saddr, addr, pgsize, true);
+		__flush_hugetlb_tlb_range(mm, t, s, saddr, addr, pgsize, /*last_level=*/true);
 	mm_site(mm, t, prev);
 }
 
@@ -335,32 +335,26 @@ static bool __cont_access_flags_changed(struct mm_model *mm, struct mm_thread *t
 int huge_ptep_set_access_flags(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
 			       uint64_t ptep, uint64_t pte, bool dirty, uint64_t sz)
 {
-	const char *prev = mm_site(mm, t, "huge_ptep_set_access_flags");
+	mm_site_scoped(mm, t, "huge_ptep_set_access_flags");
 	uint64_t pgsize;
-	int rc = 0;
 
-	if (!pte_present(pte))
-		mm_warn(mm, t, "huge-pte-not-present", addr, "huge_ptep_set_access_flags with a non-present pte");
-	if (!pte_cont(pte)) {
-		rc = __ptep_set_access_flags(mm, t, s, addr, ptep, pte, dirty);
-		goto out;
-	}
+	MM_WARN_ON(mm, t, !pte_present(pte), "huge-pte-not-present", addr,
+		   "huge_ptep_set_access_flags with a non-present pte");
+	if (!pte_cont(pte))
+		return __ptep_set_access_flags(mm, t, s, addr, ptep, pte, dirty);
 	unsigned ncontig = num_contig_ptes(sz, &pgsize);	/* #01: the size from the VMA */
 	if (!__cont_access_flags_changed(mm, t, ptep, pte, ncontig))
-		goto out;
+		return 0;
 	uint64_t orig = get_clear_contig_flush(mm, t, s, addr, ptep, pgsize, ncontig);
-	if (!pte_present(orig))
-		mm_warn(mm, t, "huge-pte-not-present", addr, "huge_ptep_set_access_flags: the range was not present");
+	MM_WARN_ON(mm, t, !pte_present(orig), "huge-pte-not-present", addr,
+		   "huge_ptep_set_access_flags: the range was not present");
 	/* do not lose the dirty or young state the hardware set meanwhile */
 	if (pte_dirty(orig))
 		pte = pte_mkdirty(pte);
 	if (pte_young(orig))
 		pte = pte_mkyoung(pte);
 	set_ptes_anysz(mm, t, s, ptep, pte, ncontig, pgsize);
-	rc = 1;
-out:
-	mm_site(mm, t, prev);
-	return rc;
+	return 1;
 }
 
 /* ---- table walk (huge_pte_alloc / huge_pte_offset) ---- */

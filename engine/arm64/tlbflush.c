@@ -105,7 +105,7 @@ void __flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space
 void flush_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end)
 {
 	/* we could be removing tables (mremap, THP collapse): not last level only */
-	__flush_tlb_range(mm, t, s, start, end, PAGE_SIZE, false, TLBI_TTL_UNKNOWN);
+	__flush_tlb_range(mm, t, s, start, end, PAGE_SIZE, /*last_level=*/false, TLBI_TTL_UNKNOWN);
 }
 
 void flush_tlb_kernel_range(struct mm_model *mm, struct mm_thread *t, uint64_t start, uint64_t end)

@@ -124,7 +124,7 @@ static int hugetlb_set(struct huge_op *op, uint64_t pa)
 		return EINVAL;
 	if (!mm_capacity_ok(mm, mm_map_units(op->sz, PMD_SIZE)))
 		return ENOMEM;	/* the model's memory is full (MM_CAPACITY) */
-	op_lock(op, true);
+	op_lock(op, /*write=*/true);
 	struct mm_vma *v = huge_vma(op);
 	bool created = false;
 	if (!v) {
@@ -183,7 +183,7 @@ static int hugetlb_clear(struct huge_op *op)
 	struct mm_model *mm = op->mm;
 	struct mm_thread *t = op->t;
 
-	op_lock(op, true);
+	op_lock(op, /*write=*/true);
 	struct mm_vma *v = huge_vma(op);
 	if (!v) {
 		op_unlock(op);
@@ -201,7 +201,7 @@ static int hugetlb_clear(struct huge_op *op)
 		if (op->s->kernel)
 			flush_tlb_kernel_range(mm, t, op->va, op->va + op->sz);
 		else
-			__flush_hugetlb_tlb_range(mm, t, op->s, op->va, op->va + op->sz, op->sz, true);
+			__flush_hugetlb_tlb_range(mm, t, op->s, op->va, op->va + op->sz, op->sz, /*last_level=*/true);
 		if (owned)
 			mm_free_pages(mm, t, desc_pa(old), op->order);
 	}
@@ -217,7 +217,7 @@ static int hugetlb_wrprotect(struct huge_op *op)
 	struct mm_model *mm = op->mm;
 	struct mm_thread *t = op->t;
 
-	op_lock(op, true);
+	op_lock(op, /*write=*/true);
 	struct mm_vma *v = huge_vma(op);
 	if (!v) {
 		op_unlock(op);
@@ -249,7 +249,7 @@ static int hugetlb_access_flags(struct huge_op *op, unsigned prot)
 	bool write = prot & PT_PROT_WRITE;
 	int rc = 0;
 
-	op_lock(op, false);
+	op_lock(op, /*write=*/false);
 	struct mm_vma *v = huge_vma(op);
 	if (!v || (write && !(v->prot & PT_PROT_WRITE))) {
 		op_unlock(op);
@@ -274,10 +274,10 @@ static int hugetlb_access_flags(struct huge_op *op, unsigned prot)
 int mm_do_hugetlb(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	uint64_t pgsize;
-	bool kernel = ev->va >= PT_KERNEL_VA_BASE;
+	bool kernel = ev->va >= PAGE_OFFSET;
 	if (!num_contig_ptes(ev->len, &pgsize) || !IS_ALIGNED(ev->va, ev->len) || ev->va + ev->len < ev->va)
 		return EINVAL;
-	if (kernel ? ev->va < VMALLOC_START || ev->va + ev->len > VMALLOC_END : ev->va + ev->len > (1ull << 48))
+	if (kernel ? ev->va < VMALLOC_START || ev->va + ev->len > VMALLOC_END : ev->va + ev->len > TASK_SIZE)
 		return EINVAL;
 	struct huge_op op = {
 		.mm = mm, .t = t, .va = ev->va, .sz = ev->len,

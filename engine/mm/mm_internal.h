@@ -60,12 +60,22 @@
 /* user pages: nG, EL0 access; RDONLY unless writable+dirty (hardware DBM) */
 #define PAGE_USER_BASE	(PROT_DEFAULT | PT_DESC_NG | PT_DESC_USER | PT_DESC_PXN)
 
-/* Kernel VA layout used by the model (48-bit VA, 4K). */
+/*
+ * Kernel VA layout used by the model (48-bit VA, 4K).  VA_BITS is the header's
+ * va_bits of every trace the model runs: a trace with lpa2=1 (52-bit VAs) may
+ * hold arch-level events only (traces/reader.c refuses its ops-level events).
+ * TASK_SIZE is the top of a user address space (TTBR0's 2^VA_BITS bytes),
+ * PAGE_OFFSET the first VA of TTBR1's, where the linear map starts (the
+ * machine's PT_KERNEL_VA_BASE).
+ */
+#define VA_BITS		48
+#define TASK_SIZE	(1ull << VA_BITS)
 #define VMALLOC_START	0xffff800008000000ull
 #define VMALLOC_END	0xfffffbfff0000000ull
-#define PAGE_OFFSET	0xffff000000000000ull	/* linear map */
+#define PAGE_OFFSET	(0 - (1ull << VA_BITS))	/* linear map */
 #define FIXADDR_TOP	0xfffffbfffe800000ull
 #define PHYS_BASE	0x80000000ull		/* first physical address the allocator hands out */
+_Static_assert(PAGE_OFFSET == PT_KERNEL_VA_BASE, "the model's TTBR1 region is the machine's");
 
 /* ---- variants: decision points that the bug zoo switches (issue: races and the bug zoo) ---- */
 enum mm_variant_id {
@@ -282,12 +292,34 @@ static inline uint64_t mm_map_units(uint64_t size, uint64_t span)
 }
 /*! mm_site() : set the routine name used in signatures; returns the previous one. */
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site);
+struct mm_site_scope {
+	struct mm_model *mm;
+	struct mm_thread *t;
+	const char *prev;
+};
+static inline void mm_site_restore(struct mm_site_scope *sc) { mm_site(sc->mm, sc->t, sc->prev); }
+/*!
+ * mm_site_scoped() : mm_site() for the rest of the enclosing block: the previous site comes
+ * back when the block is left, by whichever return (the shape of guard() in
+ * include/linux/cleanup.h), so that a routine needs no `out:` label for it.  One per block.
+ */
+#define mm_site_scoped(mm, t, site)								\
+	struct mm_site_scope mm_site_scope_ __attribute__((cleanup(mm_site_restore), unused)) = \
+		{ (mm), (t), mm_site((mm), (t), (site)) }
 static inline bool mm_variant(const struct mm_model *mm, enum mm_variant_id v) { return mm->variant[v]; }
 /* a call of the kernel function `kev` names (enum pt_kernel_ev), for mm_model_op_result() */
 static inline void mm_kernel_call(struct mm_model *mm, unsigned kev) { mm->res.calls[kev]++; }
 /* I9 (a contract the kernel WARNs about) and I10 (semantics) reports from the model */
 void mm_warn(struct mm_model *mm, struct mm_thread *t, const char *tag, uint64_t va, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/*!
+ * MM_WARN_ON() : the shape of the kernel's WARN_ON_ONCE(): cond, reported through mm_warn()
+ * (I9: tag, va and the message) when it holds, so that "warn and fall back" reads
+ * `if (MM_WARN_ON(mm, t, !pmd_none(pmd), "tag", va, "fmt", ...)) return false;`.
+ * Every occurrence is reported (the oracle counts them), not only the first.
+ */
+#define MM_WARN_ON(mm, t, cond, tag, va, ...) \
+	((cond) ? (mm_warn((mm), (t), (tag), (va), __VA_ARGS__), true) : false)
 
 /* ---- page-table geometry ---- */
 
@@ -454,10 +486,60 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 
 /*! handle_mm_fault() : fault in the page at addr (fault.c); 0, or EFAULT outside a VMA / without access. */
 int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write);
-/*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages (memory.c). */
-int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
 /*! user_block_desc() : a user PMD block descriptor for a THP at pa. */
 uint64_t mk_user_pmd(uint64_t pa, unsigned prot);
+
+/* a part of a VMA an op works on (a copy: other threads may move s->vma meanwhile) */
+struct vma_range {
+	uint64_t start, end;
+	uint32_t flags;
+	unsigned order;
+};
+struct mmu_gather;
+
+/* vma.c: munmap */
+/*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages. */
+int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
+/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out (malloc'd; NULL if none). */
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out);
+/*! ref_check_ranges() : ref_check() over the VMA parts v[0..n) an op emptied and the PMD-sized
+ * margins around [start, end), only where mappings were. */
+void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
+		      const struct vma_range *v, uint32_t n, uint64_t start, uint64_t end, const char *opname);
+
+/* memory.c: the zap and free_pgtables(), into an mmu_gather (tlb.h) */
+void unmap_single_vma(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, const struct vma_range *v);
+/*! free_pgtables() : the tables of the detached VMA parts v[0..n) whose whole range lies in [floor, ceiling). */
+void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
+		   const struct vma_range *v, uint32_t n, uint64_t floor, uint64_t ceiling);
+/*! zap_page_range_single() : MADV_DONTNEED of v: the pages go, the VMA and the page tables stay. */
+void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, const struct vma_range *v);
+
+/* rmap.c: madvise_pageout() lives with the reclaim path */
+int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
+
+/* huge_memory.c: the THP PMD */
+/*
+ * split_huge_pmd() : if the PMD entry at pmdp (for addr) maps a THP block, split it
+ * under pmd_lock (PT_LOCK_PMD, key = PMD table pa): pmdp_invalidate() + PMD-level flush
+ * (break), withdraw the deposited PTE table (mm->deposit), fill it with 512 PTEs
+ * (set_ptes(): contpte blocks), smp_wmb(), pmd_populate() (make).  Caller holds
+ * mmap_lock (or the rmap lock), not the pmd lock.
+ * split_huge_pmd_locked() : the same with pmd_lock already held (try_to_unmap_one()).
+ * split_huge_pmd_address() : the lockless PMD lookup for addr, then split_huge_pmd().
+ * pmd_trans_huge() : a THP PMD (a valid block, or a PROT_NONE/NUMA present-invalid one).
+ */
+bool pmd_trans_huge(uint64_t pmd);
+void split_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t pmdp, uint64_t addr);
+void split_huge_pmd_locked(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			   uint64_t pmdp);
+void split_huge_pmd_address(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr);
+/*! split_huge_pmd_if_needed() : vma_adjust_trans_huge(): a new boundary `address` of the VMA
+ * [vm_start, vm_end) inside a THP splits it. */
+void split_huge_pmd_if_needed(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
+			      uint64_t vm_start, uint64_t vm_end, uint64_t address);
+/*! zap_huge_pmd() : zap the THP at pmdp whole into tlb; false if it is no THP (any more). */
+bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, uint64_t pmdp, uint64_t addr);
 
 /* ---- op handlers (ops.c dispatches; each family lives in its own file) ---- */
 

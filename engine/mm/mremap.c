@@ -33,7 +33,6 @@
 #include "contpte.h"
 #include "mm_internal.h"
 
-#define TASK_SIZE	(1ull << 48)
 /* the top of the top-down mmap layout the model's get_unmapped_area() searches under */
 #define MMAP_BASE	0x7f0000000000ull
 #define MMAP_MIN_ADDR	0x10000ull
@@ -100,11 +99,10 @@ static uint64_t get_old_pud(struct mm_model *mm, struct mm_thread *t, struct mm_
 	 * pud_none_or_clear_bad(): arm64 has no PUD-sized THP, so a PUD leaf here
 	 * (outside hugetlb, which never comes this way) is pud_bad().
 	 */
-	if (!pmd_table_present(pud)) {
-		mm_warn(mm, t, "mremap-bad-pud", addr, "get_old_pud: pud 0x%llx for va 0x%llx is not a table",
-			(unsigned long long)pud, (unsigned long long)addr);
+	if (MM_WARN_ON(mm, t, !pmd_table_present(pud), "mremap-bad-pud", addr,
+		       "get_old_pud: pud 0x%llx for va 0x%llx is not a table", (unsigned long long)pud,
+		       (unsigned long long)addr))
 		return 0;
-	}
 	return pudp;
 }
 
@@ -141,11 +139,9 @@ static uint64_t alloc_new_pmd(struct mm_model *mm, struct mm_thread *t, struct m
 		return 0;
 	uint64_t pmdp = pt_entry_pa(table, 2, addr);
 	/* VM_BUG_ON(pmd_trans_huge(*pmd)): the destination has no VMA, so no THP */
-	if (pmd_trans_huge(mm_read(mm, t, pmdp))) {
-		mm_warn(mm, t, "mremap-dst-thp", addr, "alloc_new_pmd: a THP at destination va 0x%llx",
-			(unsigned long long)addr);
+	if (MM_WARN_ON(mm, t, pmd_trans_huge(mm_read(mm, t, pmdp)), "mremap-dst-thp", addr,
+		       "alloc_new_pmd: a THP at destination va 0x%llx", (unsigned long long)addr))
 		return 0;
-	}
 	return pmdp;
 }
 
@@ -258,7 +254,7 @@ static void flush_moved_table(struct mm_model *mm, struct mm_thread *t, struct m
 			      uint64_t size)
 {
 	if (mm_variant(mm, MMV_MREMAP_LEAF_ONLY_FLUSH))
-		__flush_tlb_range(mm, t, s, start, start + size, PAGE_SIZE, true, TLBI_TTL_UNKNOWN);
+		__flush_tlb_range(mm, t, s, start, start + size, PAGE_SIZE, /*last_level=*/true, TLBI_TTL_UNKNOWN);
 	else
 		flush_tlb_range(mm, t, s, start, start + size);
 }
@@ -272,18 +268,17 @@ static bool move_normal_pmd(struct mm_model *mm, struct mm_thread *t, struct pag
 
 	if (!arch_supports_page_table_move(mm))
 		return false;
-	const char *prev = mm_site(mm, t, "move_normal_pmd");
+	mm_site_scoped(mm, t, "move_normal_pmd");
 	/*
 	 * The destination pmd should be none: free_pgtables() released it.  If not
 	 * (exec's overlapping stack move, a table left behind), WARN and move the
 	 * ptes one by one instead of overwriting a live table.
 	 */
-	if (!mm_variant(mm, MMV_MREMAP_DST_NOT_NONE) && !pte_none(mm_read(mm, t, new_pmdp))) {
-		mm_warn(mm, t, "mremap-dst-pmd-not-none", pmc->new_addr,
-			"move_normal_pmd: WARN_ON_ONCE(!pmd_none(*new_pmd)) for va 0x%llx",
-			(unsigned long long)pmc->new_addr);
-		goto out;
-	}
+	if (MM_WARN_ON(mm, t, !mm_variant(mm, MMV_MREMAP_DST_NOT_NONE) && !pte_none(mm_read(mm, t, new_pmdp)),
+		       "mremap-dst-pmd-not-none", pmc->new_addr,
+		       "move_normal_pmd: WARN_ON_ONCE(!pmd_none(*new_pmd)) for va 0x%llx",
+		       (unsigned long long)pmc->new_addr))
+		return false;
 	uint64_t old_ptl = pmd_lockptr(old_pmdp), new_ptl = pmd_lockptr(new_pmdp);
 	mm_lock(mm, t, PT_LOCK_PMD, old_ptl, true);
 	if (new_ptl != old_ptl)
@@ -301,8 +296,6 @@ static bool move_normal_pmd(struct mm_model *mm, struct mm_thread *t, struct pag
 	if (new_ptl != old_ptl)
 		mm_unlock(mm, t, PT_LOCK_PMD, new_ptl);
 	mm_unlock(mm, t, PT_LOCK_PMD, old_ptl);
-out:
-	mm_site(mm, t, prev);
 	return res;
 }
 
@@ -311,17 +304,15 @@ static bool move_normal_pud(struct mm_model *mm, struct mm_thread *t, struct pag
 			    uint64_t old_pudp, uint64_t new_pudp)
 {
 	struct mm_space *s = pmc->s;
-	bool res = false;
 
 	if (!arch_supports_page_table_move(mm))
 		return false;
-	const char *prev = mm_site(mm, t, "move_normal_pud");
-	if (!mm_variant(mm, MMV_MREMAP_DST_NOT_NONE) && !pte_none(mm_read(mm, t, new_pudp))) {
-		mm_warn(mm, t, "mremap-dst-pud-not-none", pmc->new_addr,
-			"move_normal_pud: WARN_ON_ONCE(!pud_none(*new_pud)) for va 0x%llx",
-			(unsigned long long)pmc->new_addr);
-		goto out;
-	}
+	mm_site_scoped(mm, t, "move_normal_pud");
+	if (MM_WARN_ON(mm, t, !mm_variant(mm, MMV_MREMAP_DST_NOT_NONE) && !pte_none(mm_read(mm, t, new_pudp)),
+		       "mremap-dst-pud-not-none", pmc->new_addr,
+		       "move_normal_pud: WARN_ON_ONCE(!pud_none(*new_pud)) for va 0x%llx",
+		       (unsigned long long)pmc->new_addr))
+		return false;
 	/* pud_lock(): the mm's page_table_lock, one lock for both */
 	mm_lock(mm, t, PT_LOCK_PUD, s->asid, true);
 	uint64_t pud = mm_read(mm, t, old_pudp);
@@ -331,10 +322,7 @@ static bool move_normal_pud(struct mm_model *mm, struct mm_thread *t, struct pag
 	ref_move(s, pmc->old_addr, pmc->new_addr, PUD_SIZE);
 	flush_moved_table(mm, t, s, pmc->old_addr, PUD_SIZE);
 	mm_unlock(mm, t, PT_LOCK_PUD, s->asid);
-	res = true;
-out:
-	mm_site(mm, t, prev);
-	return res;
+	return true;
 }
 
 /*
@@ -382,7 +370,7 @@ static bool move_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct paget
 	ref_move(s, pmc->old_addr, pmc->new_addr, PMD_SIZE);
 	/* flush_pmd_tlb_range(): arm64 __flush_tlb_range(.., PMD_SIZE, false, 2) */
 	if (force_flush)
-		__flush_tlb_range(mm, t, s, pmc->old_addr, pmc->old_addr + PMD_SIZE, PMD_SIZE, false, 2);
+		__flush_tlb_range(mm, t, s, pmc->old_addr, pmc->old_addr + PMD_SIZE, PMD_SIZE, /*last_level=*/false, 2);
 	if (new_ptl != old_ptl)
 		mm_unlock(mm, t, PT_LOCK_PMD, new_ptl);
 	mm_unlock(mm, t, PT_LOCK_PMD, old_ptl);

@@ -38,8 +38,6 @@
 
 #include "contpte.h"
 
-int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);
-
 /* the folio being reclaimed, and where it sits in this address space */
 struct folio_ref {
 	uint64_t pa;		/* first page */
@@ -329,7 +327,7 @@ int mm_do_pageout(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 {
 	struct mm_space *s = mm_space_get(mm, t, ev->asid);
 	uint64_t va = ALIGN_DOWN(ev->va, PAGE_SIZE);
-	if (va >= (1ull << 48))
+	if (va >= TASK_SIZE)
 		return EINVAL;
 	const char *prev = mm_site(mm, t, "shrink_folio_list");
 	struct folio_ref f;

@@ -3,11 +3,18 @@
  * vma.c - the VMA tree of an address space (mm/vma.c, mm/mmap.c): lookup,
  * insert, split at range edges, merge of compatible neighbours, removal,
  * and whether a range is all mapped or all free.  Sorted array, binary
- * search: the model's mms hold a handful of VMAs.
+ * search: the model's mms hold a handful of VMAs.  And munmap (mm/vma.c
+ * do_vmi_munmap -> vms_clear_ptes, the kernel's unmap_region), which updates the
+ * tree first, then zaps (memory.c) and frees the page tables into one mmu_gather.
+ *
+ * Simplification: munmap keeps mmap_lock for write to the end (the kernel
+ * downgrades it to read before clearing the page tables when it can); the
+ * PMD/PUD clears of free_pgtables() rely on the write lock in the I12 rule.
  */
+#include <stdlib.h>
 #include <string.h>
 
-#include "mm_internal.h"
+#include "tlb.h"
 
 struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 {
@@ -115,4 +122,161 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end)
 		if (s->vma[i].start < end && start < s->vma[i].end)
 			return false;
 	return true;
+}
+
+/* ---- munmap: do_vmi_munmap() -> do_vmi_align_munmap() -> vms_clear_ptes() ---- */
+
+/* The parts of VMAs inside [start, end), in order (the VMAs vms_gather_munmap_vmas() detaches). */
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out)
+{
+	uint32_t n = 0;
+	*out = NULL;
+	for (uint32_t i = 0; i < s->nvma; i++)
+		if (s->vma[i].start < end && start < s->vma[i].end)
+			n++;
+	if (!n)
+		return 0;
+	struct vma_range *v = malloc(n * sizeof(*v));
+	if (!v)
+		abort();
+	n = 0;
+	for (uint32_t i = 0; i < s->nvma; i++)
+		if (s->vma[i].start < end && start < s->vma[i].end)
+			v[n++] = (struct vma_range){ s->vma[i].start > start ? s->vma[i].start : start,
+						     s->vma[i].end < end ? s->vma[i].end : end, s->vma[i].flags,
+						     s->vma[i].order };
+	*out = v;
+	return n;
+}
+
+struct first_leaf {
+	uint64_t va;
+	bool found;
+};
+
+static bool note_first_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
+{
+	(void)level;
+	(void)desc;
+	struct first_leaf *f = ctx;
+	f->va = va;
+	f->found = true;
+	return false;
+}
+
+/*
+ * ref_check() of a range the op left empty: page by page for a small one; for a large
+ * one, only where the page tables still have a leaf (pt_walk_range() visits existing
+ * tables only), so that a huge munmap of a sparse region costs what was mapped.
+ */
+static bool ref_check_emptied(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t a, uint64_t b,
+			      const char *opname)
+{
+	if (b - a <= 16 * PMD_SIZE)
+		return ref_check(mm, t, s, a, b, opname);
+	struct first_leaf f = { 0, false };
+	pt_walk_range(mm->m, /*kernel=*/false, s->asid, a, b, note_first_leaf, &f);
+	if (!f.found)
+		return true;
+	uint64_t va = f.va > a ? f.va : a;
+	return ref_check(mm, t, s, va, va + PAGE_SIZE, opname);
+}
+
+/*
+ * ref_check() over the VMA parts an op emptied, and the PMD-sized margins around
+ * [start, end) where a split THP or an unfolded contpte block must have kept its pages.
+ * Only where mappings were: a huge range of holes costs nothing.
+ */
+void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,
+		      const struct vma_range *v, uint32_t n, uint64_t start, uint64_t end, const char *opname)
+{
+	if (t->hung)
+		return;
+	ref_check(mm, t, s, ALIGN_DOWN(start, PMD_SIZE), start, opname);
+	for (uint32_t i = 0; i < n; i++)
+		if (!ref_check_emptied(mm, t, s, v[i].start, v[i].end, opname))
+			break;
+	if (end < TASK_SIZE)
+		ref_check(mm, t, s, end, ALIGN_UP(end, PMD_SIZE), opname);
+}
+
+int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len)
+{
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
+		return EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (!len)
+		return EINVAL;
+	uint64_t end = start + len;
+	const char *prev = mm_site(mm, t, "do_vmi_munmap");
+
+	struct vma_range *v;
+	int rc = 0;
+	uint32_t n = vmas_in_range(s, start, end, &v);
+	if (!n)
+		goto out;
+	/* __split_vma(): a hugetlb VMA splits only at its huge page size (hugetlb_vm_op_split()) */
+	struct mm_vma *first = find_vma(s, v[0].start);
+	if ((first->flags & MM_VMA_HUGETLB) && first->start < start) {
+		if (!IS_ALIGNED(start, PAGE_SIZE << first->order))
+			rc = EINVAL;
+	}
+	struct mm_vma *last = find_vma(s, v[n - 1].end - 1);
+	if ((last->flags & MM_VMA_HUGETLB) && last->end > end) {
+		if (!IS_ALIGNED(end, PAGE_SIZE << last->order))
+			rc = EINVAL;
+	}
+	if (rc) {
+		free(v);
+		goto out;
+	}
+	/* __split_vma() -> vma_adjust_trans_huge(): a THP across a new VMA boundary is split */
+	if (first->start < start)
+		split_huge_pmd_if_needed(mm, t, s, first->start, first->end, start);
+	last = find_vma(s, v[n - 1].end - 1);
+	if (last->end > end)
+		split_huge_pmd_if_needed(mm, t, s, last->start, last->end, end);
+
+	/* the VMA tree is updated first; the page tables follow (vms_complete_munmap_vmas()) */
+	vma_remove_range(s, start, end);
+	uint64_t floor = 0, ceiling = 0;	/* FIRST_USER_ADDRESS, USER_PGTABLES_CEILING */
+	for (uint32_t i = 0; i < s->nvma; i++) {
+		if (s->vma[i].end <= start)
+			floor = s->vma[i].end;
+		if (s->vma[i].start >= end && !ceiling)
+			ceiling = s->vma[i].start;
+	}
+
+	/* vms_clear_ptes(), the kernel's unmap_region() */
+	struct mmu_gather tlb;
+	tlb_gather_mmu(&tlb, s);
+	for (uint32_t i = 0; i < n; i++)
+		unmap_single_vma(mm, t, &tlb, &v[i]);	/* unmap_vmas() */
+	free_pgtables(mm, t, &tlb, v, n, floor, ceiling);
+	tlb_finish_mmu(mm, t, &tlb);
+	free(v);
+	ref_clear_range(s, start, end);
+out:
+	mm_site(mm, t, prev);
+	return rc;
+}
+
+int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	uint64_t start = ev->va;
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || ev->len > TASK_SIZE - start ||
+	    !ALIGN_UP(ev->len, PAGE_SIZE))
+		return EINVAL;
+	uint64_t end = start + ALIGN_UP(ev->len, PAGE_SIZE);
+	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
+	struct vma_range *v;
+	uint32_t n = vmas_in_range(s, start, end, &v);
+	int rc = do_munmap(mm, t, s, start, end - start);
+	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+	/* exactly the range goes: what was mapped in it, and what is left of a THP or a contpte
+	 * block split at its ends (the holes between VMAs had nothing to lose) */
+	ref_check_ranges(mm, t, s, v, n, start, end, "munmap");
+	free(v);
+	return rc;
 }

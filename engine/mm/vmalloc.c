@@ -195,10 +195,9 @@ static int vmap_pte_range(struct vmap_op *op, uint64_t pmdp, uint64_t addr, uint
 static bool pmd_free_pte_page(struct vmap_op *op, uint64_t pmdp, uint64_t addr)
 {
 	uint64_t pmd = __ptep_get(op->mm, op->t, pmdp);
-	if (!pmd_table(pmd)) {
-		mm_warn(op->mm, op->t, "pmd-free-not-table", addr, "pmd_free_pte_page on a non-table entry");
+	if (MM_WARN_ON(op->mm, op->t, !pmd_table(pmd), "pmd-free-not-table", addr,
+		       "pmd_free_pte_page on a non-table entry"))
 		return true;
-	}
 	pmd_clear(op->mm, op->t, pmdp);
 	__flush_tlb_kernel_pgtable(op->mm, op->t, addr);
 	mm_free_table(op->mm, op->t, desc_pa(pmd));	/* pte_free_kernel() */
@@ -209,10 +208,9 @@ static bool pmd_free_pte_page(struct vmap_op *op, uint64_t pmdp, uint64_t addr)
 static bool pud_free_pmd_page(struct vmap_op *op, uint64_t pudp, uint64_t addr)
 {
 	uint64_t pud = __ptep_get(op->mm, op->t, pudp);
-	if (!pmd_table(pud)) {
-		mm_warn(op->mm, op->t, "pmd-free-not-table", addr, "pud_free_pmd_page on a non-table entry");
+	if (MM_WARN_ON(op->mm, op->t, !pmd_table(pud), "pmd-free-not-table", addr,
+		       "pud_free_pmd_page on a non-table entry"))
 		return true;
-	}
 	uint64_t pmdp = desc_pa(pud), next = addr;
 	for (unsigned i = 0; i < PTRS_PER_PTE; i++, pmdp += 8, next += PMD_SIZE)
 		if (pte_present(__ptep_get(op->mm, op->t, pmdp)))
@@ -244,7 +242,7 @@ static bool vmap_try_huge_pmd(struct vmap_op *op, uint64_t pmdp, uint64_t addr, 
 		return false;
 	if (pte_present(__ptep_get(op->mm, op->t, pmdp)) && !pmd_free_pte_page(op, pmdp, addr))
 		return false;
-	return set_huge_block(op, pmdp, pa, false);
+	return set_huge_block(op, pmdp, pa, /*pud=*/false);
 }
 
 static bool vmap_try_huge_pud(struct vmap_op *op, uint64_t pudp, uint64_t addr, uint64_t end, uint64_t pa)
@@ -255,7 +253,7 @@ static bool vmap_try_huge_pud(struct vmap_op *op, uint64_t pudp, uint64_t addr, 
 		return false;
 	if (pte_present(__ptep_get(op->mm, op->t, pudp)) && !pud_free_pmd_page(op, pudp, addr))
 		return false;
-	return set_huge_block(op, pudp, pa, true);
+	return set_huge_block(op, pudp, pa, /*pud=*/true);
 }
 
 /* vmap_pmd_range(): a PMD block per aligned 2M if allowed, else a PTE table */
@@ -450,7 +448,7 @@ static void vunmap_pmd_range(struct vmap_op *op, uint64_t table, uint64_t addr, 
 	uint64_t pmdp = pt_entry_pa(table, 2, addr), next;
 	do {
 		next = pmd_addr_end(addr, end);
-		if (clear_huge(op, pmdp, false)) {
+		if (clear_huge(op, pmdp, /*pud=*/false)) {
 			/* seed 000 #07: the whole 2M went, also what lies outside the range */
 			if (next - addr < PMD_SIZE)
 				mm_warn(op->mm, op->t, "vunmap-splits-pmd-block", addr,
@@ -471,7 +469,7 @@ static void vunmap_pud_range(struct vmap_op *op, uint64_t table, uint64_t addr, 
 	uint64_t pudp = pt_entry_pa(table, 1, addr), next;
 	do {
 		next = pud_addr_end(addr, end);
-		if (clear_huge(op, pudp, true)) {
+		if (clear_huge(op, pudp, /*pud=*/true)) {
 			if (next - addr < PUD_SIZE)
 				mm_warn(op->mm, op->t, "vunmap-splits-pud-block", addr,
 					"vunmap_pud_range: [0x%llx, 0x%llx) is a sub-range of a PUD block",

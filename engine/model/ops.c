@@ -9,7 +9,13 @@
 #include "mm_internal.h"
 #include "ptdebug.h"
 
+/* An op's step bound (I11), proportional to the pages it names: */
 #define MM_STEPS_PER_PAGE 8		/* loop steps a routine may take per page (each is a few at most) */
+#define MM_STEPS_BASE 4096		/* and what any op may take whatever its length */
+/* the arch-level bound the op's begin event carries (len2): the arch events it may emit, the
+ * same as the machine's default for a trace's own begin events */
+#define MM_EVENTS_PER_PAGE 64
+#define MM_EVENTS_BASE 4096
 
 struct op_desc {
 	enum pt_op_kind kind;
@@ -60,7 +66,7 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	 * within the bound, and a routine that makes no progress ends as I11 within seconds */
 	if (pages > mm->capacity)
 		pages = mm->capacity;
-	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + 4096;
+	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + MM_STEPS_BASE;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
 	/* what the op works on, for the reference checks of the ops that run beside it (ref.c) */
@@ -70,8 +76,8 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	t->op_ev = ev;
 	struct pt_event b = { .kind = PT_EV_BEGIN, .op = (uint8_t)d->kind, .va = ev->va, .len = ev->len,
 			      .asid = d->kernel ? 0 : (ev->asid ? ev->asid : 1),
-			      .len2 = 64 * (pages + 1) + 4096 };	/* the arch-level step bound */
-	if (ev->kind == PT_EV_HUGETLB && ev->va >= PT_KERNEL_VA_BASE)
+			      .len2 = MM_EVENTS_PER_PAGE * (pages + 1) + MM_EVENTS_BASE };
+	if (ev->kind == PT_EV_HUGETLB && ev->va >= PAGE_OFFSET)
 		b.asid = 0;
 	mm_emit(mm, t, &b);
 	pt_dbg(PT_DBG_OP, "cpu%u tid=%u %s va=%#llx len=%#llx", t->cpu, t->tid, pt_kind_name(ev->kind),

@@ -307,7 +307,7 @@ struct walk_cache {
 static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, struct walk_cache *wc,
 		      struct pt_walk_result *r)
 {
-	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
+	uint64_t base = s->kernel ? PAGE_OFFSET : 0;
 	if (va >= wc->lo && va < wc->hi) {
 		*r = wc->r;
 		if (wc->mapped)
@@ -323,8 +323,8 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 		r->pa = pt_desc_oa(d) + ((va - base) & (PAGE_SIZE - 1));
 		return true;
 	}
-	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, false, r);
-	if (va - base >= 1ull << 48)
+	bool mapped = pt_walk(mm->m, s->kernel, s->asid, va, /*visible=*/false, r);
+	if (va - base >= 1ull << VA_BITS)
 		return mapped;	/* outside the address space: nothing to cache */
 	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
 		wc->pte = pt_machine_table_latest(mm->m, r->frame);
@@ -412,7 +412,7 @@ static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped
 	} else if (r->level >= 1 && (r->desc & PT_DESC_PROTNONE)) {
 		/* PAGE_NONE / a NUMA hint, of a page or of a block */
 		uint64_t size = pt_level_size(r->level);
-		got = (desc_pa(r->desc) + ((va - (s->kernel ? PT_KERNEL_VA_BASE : 0)) & (size - 1))) |
+		got = (desc_pa(r->desc) + ((va - (s->kernel ? PAGE_OFFSET : 0)) & (size - 1))) |
 		      REF_PRESENT | REF_NUMA;
 	}
 	if ((want & REF_NUMA) && (got & REF_NUMA))
@@ -513,7 +513,7 @@ static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint
  */
 static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, struct walk_cache *wc)
 {
-	uint64_t base = s->kernel ? PT_KERNEL_VA_BASE : 0;
+	uint64_t base = s->kernel ? PAGE_OFFSET : 0;
 	bool range = va >= wc->lo && va < wc->hi;
 	uint64_t stop;
 	if (range) {
