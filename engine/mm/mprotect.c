@@ -437,16 +437,6 @@ static void change_protection_range(struct prot_op *op, uint64_t addr, uint64_t 
 		change_pud_range(op, pgdp, addr, next);
 	} while (pgdp += 8, addr = next, addr != end);
 	tlb_end_vma(mm, t, op->tlb);
-	/*
-	 * XXX kept from the model's own mmu_gather of mprotect, which counted the gather as
-	 * finished here, at the end of each VMA, and not in tlb_finish_mmu(): so mm->
-	 * tlb_flush_pending is 0 while a second VMA of one mprotect changes, ends below 0
-	 * (wraps) after two or more, and stays 1 after one whose protection was already the
-	 * new one.  The kernel decrements it once, in tlb_finish_mmu() (mm/mmu_gather.c);
-	 * ptep_clear_flush() reads it.  Kept so that the merge of the two gathers changes no
-	 * event; see the end of do_mprotect_pkey() and task_numa_work().
-	 */
-	op->s->tlb_flush_pending--;
 }
 
 /* change_protection(): MM_CP_PROT_NUMA makes the new protection PAGE_NONE; the NUMA scan hints
@@ -540,7 +530,6 @@ static int do_mprotect_pkey(struct mm_model *mm, struct mm_thread *t, struct mm_
 		nstart = tmp;
 	}
 	tlb_finish_mmu(mm, t, &tlb);
-	s->tlb_flush_pending++;		/* XXX undoes its decrement (change_protection_range()) */
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	/* what was changed must be what the call means, up to the hole */
 	if (nstart > start && !t->hung)
@@ -570,7 +559,6 @@ static int task_numa_work(struct mm_model *mm, struct mm_thread *t, struct mm_sp
 		tlb_gather_mmu(&tlb, s);
 		change_protection(mm, t, s, &tlb, a, b, 0, /*prot_numa=*/true, nid);
 		tlb_finish_mmu(mm, t, &tlb);
-		s->tlb_flush_pending++;	/* XXX undoes its decrement (change_protection_range()) */
 		numa_scan_reference(mm, t, s, a, b, nid);
 		if (!t->hung)
 			ref_check(mm, t, s, a, b, "mprotect(numa)");
