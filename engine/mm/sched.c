@@ -297,6 +297,29 @@ bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev)
 	return true;
 }
 
+/*
+ * An arch-level record of the trace (an access) on a CPU whose thread is stopped in the
+ * middle of an op: nothing runs there then but an interrupt (a switch is a `sched` of
+ * another thread, a `migrate`).  The routine's next instruction is its own, never the
+ * trace's: the record is the handler's, on top of the stopped routine, inside
+ * irq_enter/irq_exit (issue 7: an access between flush_tlb_kernel_range()'s DSB ISH and
+ * its ISB, in __purge_vmap_area_lazy(), read as the routine's own was an I6).
+ */
+bool mm_model_interrupt(struct mm_model *mm, const struct pt_event *ev)
+{
+	if (ev->kind != PT_EV_ACCESS || ev->cpu >= mm->ncpus)
+		return false;
+	struct mm_thread *t = mm_thread_of(mm, ev);
+	if (!t->busy || mm->running == t)
+		return false;
+	struct pt_event in = { .kind = PT_EV_IRQ_ENTER, .cpu = ev->cpu };
+	struct pt_event out = { .kind = PT_EV_IRQ_EXIT, .cpu = ev->cpu };
+	mm->sink.emit(mm->sink.ctx, &in);
+	mm->sink.emit(mm->sink.ctx, ev);
+	mm->sink.emit(mm->sink.ctx, &out);
+	return true;
+}
+
 static void for_each_thread(struct mm_model *mm, void (*fn)(struct mm_model *, struct mm_thread *, void *),
 			    void *ctx)
 {
