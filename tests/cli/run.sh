@@ -525,10 +525,10 @@ case_interrupted_write_leaves_nothing() {
 				sig_dfl "$PTFUZZ" replay -q --record "d$sig$cmd/out.ptt.zst" big.ptt >out 2>err &
 			fi
 			pid=$!
-			# wait for the temporary file, then interrupt
-			for i in $(seq 1 200); do
+			# wait for the temporary file, then interrupt (up to a minute: CI machines are loaded)
+			for i in $(seq 1 600); do
 				ls "d$sig$cmd" | grep -q tmp && break
-				sleep 0.05
+				sleep 0.1
 			done
 			ls "d$sig$cmd" | grep -q tmp || fail "$cmd: no temporary file appeared"
 			kill -$sig $pid
