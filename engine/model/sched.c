@@ -56,6 +56,8 @@ static void yield(struct mm_model *mm, struct mm_thread *t)
 	mm->running = NULL;
 	coro_switch(t->co, mm->main_co);
 	mm->running = t;
+	/* the routine it resumes in names what it reports, not the last one another thread ran */
+	pt_checker_set_site(mm->c, t->site);
 }
 
 /* The body of a scheduled thread: run what is queued, then wait for more. */
