@@ -172,9 +172,11 @@ static void fresh_kernel_op(uint8_t *rec, uint64_t *rng)
  * and its vunmap in its first 2M at the start, so that a PTE table is there for K to free
  * (pmd_free_pte_page()), and an access that stops the thread a store or few in.  Each
  * piece is a record random mutation makes too; together, four to six records in one step
- * (the windows of lazy-mmu-irq, hugetlb-user-flush-for-kernel, kernel-pgtable-flush-no-isb
- * and switch-to-no-dsb, which random inputs hit about once in thousands).  The decoder's
- * contracts still apply to every record.
+ * (the windows of lazy-mmu-irq and switch-to-no-dsb, which random inputs hit about once
+ * in thousands, and the paths of hugetlb-user-flush-for-kernel and kernel-pgtable-flush-no-isb:
+ * a live range set again, a table to free, each caught in the routine's own context; the
+ * access that stops the thread is an interrupt's, whose exception entry owes no ISB).  The
+ * decoder's contracts still apply to every record.
  */
 static size_t window(uint8_t *data, size_t size, size_t max, size_t *off, size_t n, uint64_t *rng)
 {

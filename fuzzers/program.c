@@ -486,8 +486,9 @@ static void op_access(struct dec *d, const uint8_t *r)
 			return;
 		if (r[7] & 0x80 && d->nthr) {
 			/* on the CPU of a thread stopped mid-op (preempt()), through an area
-			 * that op cannot be making: one an op that ran made (with VMAP_STACK,
-			 * the CPU's stack is one) */
+			 * that op cannot be making: one an op that ran made.  Nothing but an
+			 * interrupt runs there then: the model emits it as a handler's access,
+			 * inside irq_enter/irq_exit (mm_model_interrupt()) */
 			struct thread *t = &d->thr[r[4] % d->nthr];
 			a = NULL;
 			for (unsigned i = 0; i < d->narea && !a; i++) {

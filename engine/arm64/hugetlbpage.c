@@ -203,6 +203,10 @@ static void clear_flush(struct mm_model *mm, struct mm_thread *t, struct mm_spac
 		flush_tlb_kernel_range(mm, t, saddr, addr);
 	else
 		__flush_hugetlb_tlb_range(mm, t, s, saddr, addr, pgsize, /*last_level=*/true);
+	/* back in set_huge_pte_at(): the next instruction of the routine's own context, which
+	 * the kernel flush's ISB precedes (the variant's user flush has none: I6) */
+	if (s->kernel)
+		mm_text_fetch(mm, t);
 	mm_site(mm, t, prev);
 }
 

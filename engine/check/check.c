@@ -1107,6 +1107,17 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 				c->kmaps[keep++] = c->kmaps[i];
 		c->nkmaps = keep;
 		cs->kinv_isb_event = 0;
+	} else if (ev->kind == PT_EV_IRQ_ENTER) {
+		/*
+		 * An exception entry is a context synchronization event (Arm ARM: "Context
+		 * synchronization event", taking an exception when SCTLR_EL1.EIS is 1, which
+		 * Linux sets; the exception return too, SCTLR_EL1.EOS): the handler, and the
+		 * interrupted routine when it resumes, run after it, as after an ISB.  The kernel
+		 * TLBI completed on this CPU (by its DSB ISH) owes no ISB any more.  An access of
+		 * the interrupted routine itself before its ISB, with no exception between, is
+		 * still I6 (corpus/regressions/arch/I6-kernel-inval-irq-entry.{good,bad}.ptt).
+		 */
+		cs->kinv_isb_event = 0;
 	}
 	if (ev->kind == PT_EV_SWITCH && pt_machine_tid(m, ev->cpu) != ev->tid &&
 	    !(pt_machine_context(m, ev->cpu) & (1u << 31))) {

@@ -1471,6 +1471,8 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_LOCK: do_lock(m, ev, true); break;
 	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
 	case PT_EV_IRQ_ENTER:
+		/* the exception entry, a context synchronization event, in the interrupted context */
+		OBS(m, barrier, ev);
 		/* an interrupt handler runs its own operations on top of the interrupted one */
 		VEC_PUSH(c->irq_saved, c->op);
 		c->irq_depth++;

@@ -74,6 +74,7 @@
 #define VMALLOC_END	0xfffffbfff0000000ull
 #define PAGE_OFFSET	(0 - (1ull << VA_BITS))	/* linear map */
 #define FIXADDR_TOP	0xfffffbfffe800000ull
+#define KERNEL_TEXT_VA	0xffff800008010000ull	/* in the kernel image, at VMALLOC_START (KIMAGE_VADDR): no model op maps it */
 #define PHYS_BASE	0x80000000ull		/* first physical address the allocator hands out */
 _Static_assert(PAGE_OFFSET == PT_KERNEL_VA_BASE, "the model's TTBR1 region is the machine's");
 
@@ -233,6 +234,7 @@ struct mm_model {
 /*! mm_thread_of() : the thread that runs ev (one per CPU for now). */
 struct mm_thread *mm_thread_of(struct mm_model *mm, const struct pt_event *ev);
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev);
+void mm_text_fetch(struct mm_model *mm, struct mm_thread *t);
 /*! mm_sched_point() : a scheduling point of kind `on` (sched.c): the thread may be suspended here. */
 void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */

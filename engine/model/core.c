@@ -60,6 +60,18 @@ void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
 	emit_now(mm, t, ev);
 }
 
+/*
+ * The routine's own next instruction fetch, from the kernel image, where the model has a
+ * kernel flush routine return to C code that the oracle should see (clear_flush() on
+ * init_mm): after a kernel invalidation its ISB must come first (tlbflush.h).  Kernel
+ * text is private to nobody and no page-table state: no scheduling point.
+ */
+void mm_text_fetch(struct mm_model *mm, struct mm_thread *t)
+{
+	struct pt_event ev = { .kind = PT_EV_ACCESS, .va = KERNEL_TEXT_VA };
+	emit_now(mm, t, &ev);
+}
+
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 {
 	mm_sched_point(mm, t, PT_SCHED_READ);

@@ -60,6 +60,12 @@ const struct mm_op_result *mm_model_op_result(const struct mm_model *mm);
  * (__switch_to) and move it.  @return : false if T is not a model thread (an arch event).
  */
 bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev);
+/*!
+ * mm_model_interrupt() : an arch-level access of the trace on a CPU whose model thread is
+ * stopped mid-op is an interrupt handler's: emitted inside irq_enter/irq_exit.
+ * @return : false if it is not (run it on the machine as it is).
+ */
+bool mm_model_interrupt(struct mm_model *mm, const struct pt_event *ev);
 /*
  * The model's limits (README "Limits"): its capacity (mm_internal.h, MM_CAPACITY: what it
  * holds at once; an op past it fails with ENOMEM) and the loop steps a whole trace may take:

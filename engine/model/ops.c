@@ -113,6 +113,7 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 		const struct op_desc *d = op_for(k);
 		if (!d)
 			return EINVAL;
+		const char *site = t->site;	/* the interrupted routine's, for when it resumes */
 		struct pt_event in = { .kind = PT_EV_IRQ_ENTER };
 		mm_emit(mm, t, &in);
 		t->irq_depth++;
@@ -123,6 +124,8 @@ int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *e
 		t->irq_depth--;
 		struct pt_event out = { .kind = PT_EV_IRQ_EXIT };
 		mm_emit(mm, t, &out);
+		t->site = site;
+		pt_checker_set_site(mm->c, site);
 		return rc;
 	}
 	default:

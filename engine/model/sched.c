@@ -56,6 +56,8 @@ static void yield(struct mm_model *mm, struct mm_thread *t)
 	mm->running = NULL;
 	coro_switch(t->co, mm->main_co);
 	mm->running = t;
+	/* the routine it resumes in names what it reports, not the last one another thread ran */
+	pt_checker_set_site(mm->c, t->site);
 }
 
 /* The body of a scheduled thread: run what is queued, then wait for more. */
@@ -294,6 +296,29 @@ bool mm_model_migrate(struct mm_model *mm, const struct pt_event *ev)
 	t->cpu = (unsigned)ev->len;
 	mm->on_cpu[t->cpu] = t;
 	resume_implicit(mm);
+	return true;
+}
+
+/*
+ * An arch-level record of the trace (an access) on a CPU whose thread is stopped in the
+ * middle of an op: nothing runs there then but an interrupt (a switch is a `sched` of
+ * another thread, a `migrate`).  The routine's next instruction is its own, never the
+ * trace's: the record is the handler's, on top of the stopped routine, inside
+ * irq_enter/irq_exit (issue 7: an access between flush_tlb_kernel_range()'s DSB ISH and
+ * its ISB, in __purge_vmap_area_lazy(), read as the routine's own was an I6).
+ */
+bool mm_model_interrupt(struct mm_model *mm, const struct pt_event *ev)
+{
+	if (ev->kind != PT_EV_ACCESS || ev->cpu >= mm->ncpus)
+		return false;
+	struct mm_thread *t = mm_thread_of(mm, ev);
+	if (!t->busy || mm->running == t)
+		return false;
+	struct pt_event in = { .kind = PT_EV_IRQ_ENTER, .cpu = ev->cpu };
+	struct pt_event out = { .kind = PT_EV_IRQ_EXIT, .cpu = ev->cpu };
+	mm->sink.emit(mm->sink.ctx, &in);
+	mm->sink.emit(mm->sink.ctx, ev);
+	mm->sink.emit(mm->sink.ctx, &out);
 	return true;
 }
 

@@ -217,6 +217,9 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		}
 	} else if (ev->kind == PT_EV_MIGRATE && mm_model_migrate(s->mm, ev)) {
 		count(s, ev);	/* a model thread moves: the model switches it out of its CPU */
+	} else if (mm_model_interrupt(s->mm, ev)) {
+		/* an access while the CPU's thread is stopped mid-op: an interrupt's, which the
+		 * model emitted (counted there) inside irq_enter/irq_exit */
 	} else {
 		count(s, ev);
 		if (ev->kind == PT_EV_PAGE_FREE)
