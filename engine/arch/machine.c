@@ -99,6 +99,7 @@ struct cpu {
 	uint32_t ndrain;
 };
 
+#define FCACHE_SIZE 64u
 #define FCHUNK_SHIFT 9
 #define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
 #define NO_CHUNK UINT32_MAX
@@ -154,6 +155,9 @@ struct pt_machine {
 	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
 	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
+	/* entries of facts_by_va (and facts_by_oa) and of rmap by leaf level (1..3): a lookup by
+	 * level skips the levels nothing is at (most sessions have no 1G and few 2M leaves) */
+	uint32_t nfacts_at[PT_LEVELS], nrmap_at[PT_LEVELS];
 
 	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
 	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
@@ -166,7 +170,10 @@ struct pt_machine {
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
-	uint32_t last_frame;		/* frame_get()'s one-entry cache */
+	/* frames found last, by the low bits of their pfn: a walk alternates between tables and
+	 * data pages, a fault or an unmap runs through consecutive pages (a cache: an entry is used
+	 * only if its frame has that pfn, and a pfn has one frame) */
+	uint32_t frame_cache[FCACHE_SIZE];
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
@@ -260,25 +267,47 @@ static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
 	return c;
 }
 
+/* The frame of pfn if frame_cache holds it, else PT_NO_FRAME. */
+static inline uint32_t frame_cached(const struct pt_machine *m, uint64_t pfn)
+{
+	uint32_t f = m->frame_cache[pfn % FCACHE_SIZE];
+	return f < m->frames.n && m->frames.v[f].pfn == pfn ? f : PT_NO_FRAME;
+}
+
+/* The frame of pfn in chunk c (which holds it), created if there is none. */
+static uint32_t chunk_frame(struct pt_machine *m, struct frame_chunk *c, uint64_t pfn)
+{
+	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
+	if (*slot == PT_NO_FRAME) {
+		struct pt_frame f = { .pfn = pfn };
+		VEC_PUSH(m->frames, f);
+		*slot = m->frames.n - 1;
+	}
+	m->frame_cache[pfn % FCACHE_SIZE] = *slot;
+	return *slot;
+}
+
+/* The frames of n pages from pfn on, created where there are none, in order (as n calls of
+ * frame_get() create them), with a chunk lookup per chunk rather than per page. */
+static uint32_t frame_run(struct pt_machine *m, uint64_t pfn, unsigned i, struct frame_chunk **c)
+{
+	if (!*c || (*c)->key != (pfn + i) >> FCHUNK_SHIFT)
+		*c = chunk_get(m, pfn + i);
+	return chunk_frame(m, *c, pfn + i);
+}
+
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
-	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pfn)
-		return m->last_frame;	/* the same table again: the common case */
+	uint32_t hit = frame_cached(m, pfn);
+	if (hit != PT_NO_FRAME)
+		return hit;
 	struct frame_chunk *c = create ? chunk_get(m, pfn) : chunk_find(m, pfn);
 	if (!c)
 		return PT_NO_FRAME;
-	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
-	if (*slot != PT_NO_FRAME) {
-		m->last_frame = *slot;
-		return *slot;
-	}
-	if (!create)
+	if (!create && c->idx[pfn & (FCHUNK_FRAMES - 1)] == PT_NO_FRAME)
 		return PT_NO_FRAME;
-	struct pt_frame f = { .pfn = pfn };
-	VEC_PUSH(m->frames, f);
-	*slot = m->frames.n - 1;
-	return m->frames.n - 1;
+	return chunk_frame(m, c, pfn);
 }
 
 /* The pseudo address of the level -1 table holding the entry at pa (see ROOT_PFN_BASE). */
@@ -523,6 +552,7 @@ static void fact_index(struct pt_machine *m, uint32_t i)
 	const struct pt_fact *f = &m->facts.v[i];
 	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
 	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+	m->nfacts_at[f->level]++;
 }
 
 static void fact_unindex(struct pt_machine *m, uint32_t i)
@@ -533,6 +563,7 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	assert(a && b);
 	(void)a;
 	(void)b;
+	m->nfacts_at[f->level]--;
 }
 
 static void fact_del(struct pt_machine *m, uint32_t i)
@@ -614,10 +645,12 @@ static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32
 {
 	uint64_t key = va_key(desc_oa(m, d), level);
 	uint64_t val = (uint64_t)f << 9 | idx;
-	if (add)
+	if (add) {
 		hmap_insert(&m->rmap, key, val);
-	else
-		hmap_remove(&m->rmap, key, val);
+		m->nrmap_at[level]++;
+	} else if (hmap_remove(&m->rmap, key, val)) {
+		m->nrmap_at[level]--;
+	}
 }
 
 static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
@@ -750,6 +783,8 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	/* leaves: single-page forms by lookup, the rest by scan */
 	if (t->size == pt_level_size(3)) {
 		for (unsigned level = 1; level <= 3; level++) {
+			if (!m->nfacts_at[level])
+				continue;
 			uint64_t key = va_key(t->va, level);
 			uint64_t it = hmap_first(&m->facts_by_va, key);
 			while (it != HMAP_END) {
@@ -998,8 +1033,9 @@ static void frame_release(struct pt_machine *m, uint32_t f);
 static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	unsigned n = 1u << ev->order;
+	struct frame_chunk *c = NULL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
 		struct pt_frame *fr = &m->frames.v[f];
 		if (fr->state == PT_FS_TABLE && fr->tbl) {
 			/*
@@ -1057,8 +1093,9 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
 	unsigned n = 1u << ev->order;
+	struct frame_chunk *c = NULL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
 		OBS(m, frame_free, f);
 		frame_release(m, f);
 	}
@@ -1309,7 +1346,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
-	m->last_frame = PT_NO_FRAME;
+	memset(m->frame_cache, 0xff, sizeof(m->frame_cache));	/* PT_NO_FRAME */
 	return m;
 }
 
@@ -1344,6 +1381,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
 	m->facts.n = 0;
+	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
+	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
 	hmap_reset(&m->facts_by_va, LOG2_FACTS);
 	hmap_reset(&m->facts_by_oa, LOG2_FACTS);
 	hmap_reset(&m->rmap, LOG2_RMAP);
@@ -1360,7 +1399,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
 	m->last_cpu = 0;
-	m->last_frame = PT_NO_FRAME;
+	memset(m->frame_cache, 0xff, sizeof(m->frame_cache));
 	m->rules.n = 0;
 	m->locks_recorded = false;
 	m->lazy_areas.n = 0;
@@ -1570,16 +1609,21 @@ uint64_t pt_machine_kernel_base(const struct pt_machine *m) { return m->kernel_b
 
 unsigned pt_machine_cpus(const struct pt_machine *m) { return m->ncpus; }
 uint64_t pt_machine_event_index(const struct pt_machine *m) { return m->event_index; }
+uint64_t pt_machine_table_gen(const struct pt_machine *m) { return m->walk_gen; }
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m) { return m->cur; }
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &m->frames.v[idx]; }
 
 uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
-	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pa >> PT_PAGE_SHIFT)
-		return m->last_frame;
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	uint32_t f = frame_cached(m, pfn);
+	if (f != PT_NO_FRAME)
+		return f;
 	const struct frame_chunk *c = chunk_find(m, pfn);
-	return c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+	f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+	if (f != PT_NO_FRAME)
+		((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
+	return f;
 }
 
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
@@ -1823,6 +1867,8 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 {
 	uint32_t n = 0;
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nfacts_at[level])
+			continue;
 		uint64_t key = va_key(pa, level);
 		for (uint64_t it = hmap_first(&m->facts_by_oa, key); it != HMAP_END;
 		     it = hmap_next(&m->facts_by_oa, key, it)) {
@@ -1839,6 +1885,8 @@ uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint
 {
 	uint32_t n = 0;
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nrmap_at[level])
+			continue;
 		uint64_t key = va_key(pa, level);
 		for (uint64_t it = hmap_first(&m->rmap, key); it != HMAP_END; it = hmap_next(&m->rmap, key, it))
 			if (n < max)
@@ -1861,6 +1909,8 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 	}
 	/* facts at the levels of blocks containing va, then every page inside */
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nfacts_at[level])
+			continue;
 		uint64_t lsize = pt_level_size(level);
 		uint64_t step = lsize >= size ? 0 : lsize;
 		uint64_t start = va & ~(lsize - 1);

@@ -230,6 +230,10 @@ uint64_t pt_machine_kernel_base(const struct pt_machine *m);
 /*! pt_machine_last_cpu() : the CPU of the last event applied (model reports between events). */
 unsigned pt_machine_last_cpu(const struct pt_machine *m);
 uint64_t pt_machine_event_index(const struct pt_machine *m);	/* index of the event being applied */
+/*! pt_machine_table_gen() : a count of the events applied that may have changed a table entry, a
+ * root, a frame or a store buffer (every kind but ACCESS, LOCK, UNLOCK, BEGIN, END, ISB and
+ * COMMENT): while it stays the same, so does every walk of the tables. */
+uint64_t pt_machine_table_gen(const struct pt_machine *m);
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m);
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx);
 /*! pt_machine_lookup() : frame index for a physical address, or PT_NO_FRAME. */

@@ -164,6 +164,7 @@ struct cpu_state {
 	uint64_t kinv_isb_event;	/* event+1 of a kernel TLBI completed without ISB yet */
 	struct group_ref groups[MAX_GROUPS];
 	unsigned ngroups;
+	unsigned group_hint;		/* the group a store found last (an index, checked before use) */
 	struct snap_leaf snap[MAX_SNAP];
 	unsigned nsnap;
 	unsigned op_snaps;		/* snapshots the operation now running here has taken */
@@ -724,6 +725,11 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 }
 
+static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
+{
+	return g->op == op && g->frame == f && g->group == group;
+}
+
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
  * so that the operation's end can check it is complete. */
 static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
@@ -739,15 +745,18 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
-		bool have = false;
-		/* newest first: a run of stores to one group finds it at once */
-		for (unsigned i = cs->ngroups; i-- > 0;)
-			if (cs->groups[i].op == op->id && cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
+		/* the group found last, then newest first: a run of stores to one group finds it at
+		 * once */
+		unsigned h = cs->group_hint;
+		bool have = h < cs->ngroups && group_is(&cs->groups[h], op->id, f, idx / n);
+		for (unsigned i = cs->ngroups; !have && i-- > 0;)
+			if (group_is(&cs->groups[i], op->id, f, idx / n)) {
 				have = true;
-				break;
+				cs->group_hint = i;
 			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
 			struct group_ref g = { op->id, f, (uint16_t)(idx / n), fr->level };
+			cs->group_hint = cs->ngroups;
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
@@ -1630,6 +1639,7 @@ static void cpus_reset(struct pt_checker *c, unsigned ncpus)
 		struct cpu_state *cs = &c->cpu[i];
 		cs->kinv_isb_event = 0;
 		cs->ngroups = 0;
+		cs->group_hint = 0;
 		cs->nsnap = 0;
 		cs->op_snaps = 0;
 		cs->hang_op = 0;

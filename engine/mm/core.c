@@ -661,6 +661,11 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 
 struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 {
+	/* the VMAs are sorted and do not overlap: one that contains addr is the answer (a touch
+	 * or a fault asks for the pages of one VMA in turn) */
+	uint32_t h = s->vma_hint;
+	if (h < s->nvma && s->vma[h].start <= addr && addr < s->vma[h].end)
+		return &s->vma[h];
 	uint32_t lo = 0, hi = s->nvma;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -669,7 +674,11 @@ struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < s->nvma && s->vma[lo].start <= addr ? &s->vma[lo] : NULL;
+	if (lo < s->nvma && s->vma[lo].start <= addr) {
+		s->vma_hint = lo;
+		return &s->vma[lo];
+	}
+	return NULL;
 }
 
 static uint32_t vma_slot(struct mm_space *s, uint64_t addr)
