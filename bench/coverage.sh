@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# coverage.sh [OUT] - line and function coverage of engine/mm and engine/check by the
+# coverage.sh [OUT] - line and function coverage of the model (engine/mm, arm64, model) and engine/check by the
 # shipped corpus: which routines of the model no trace takes (issue 11, class 5).
 #
 # Builds ptfuzz and the ops_invariants regression driver with clang-14 source-based
@@ -11,7 +11,7 @@
 #   - ops_invariants_regress over corpus/fuzz/ops_invariants/ (the fuzzer's seeds and the
 #     fuzzer-found inputs kept there);
 # merges the profiles and writes OUT (default build/coverage/coverage.txt): the llvm-cov
-# summary per file of engine/mm and engine/check, and the functions of engine/mm that no
+# summary per file of the model and engine/check, and the functions of the model that no
 # input executed.  Deterministic: the corpus and the model are.
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,15 +46,15 @@ PTFUZZ_CONTRACTS=allow "$regress" "$root"/corpus/fuzz/ops_invariants/* >/dev/nul
 "$profdata" merge -sparse "$prof"/*.profraw -o "$build/corpus.profdata"
 
 {
-	echo "# coverage of engine/mm and engine/check by the corpus ($n traces, and corpus/fuzz/ops_invariants)"
+	echo "# coverage of the model (engine/mm, engine/arm64, engine/model) and engine/check by the corpus ($n traces, and corpus/fuzz/ops_invariants)"
 	echo "# bench/coverage.sh; $($cov --version | grep -m1 -i 'llvm version' | sed 's/^ *//')"
 	echo
 	"$cov" report "$ptfuzz" -object "$regress" -instr-profile="$build/corpus.profdata" \
-		"$root/engine/mm" "$root/engine/check" 2>/dev/null |
-		sed -e "s|$root/||" -e 's|^mm/|engine/mm/|' -e 's|^check/|engine/check/|'	# llvm-cov drops the common engine/
+		"$root/engine/mm" "$root/engine/arm64" "$root/engine/model" "$root/engine/check" 2>/dev/null |
+		sed -e "s|$root/||" -e 's#^\(mm\|arm64\|model\|check\)/#engine/\1/#'	# llvm-cov drops the common engine/
 	echo
-	echo "# functions of engine/mm no input executed (file:function)"
-	for f in "$root"/engine/mm/*.c; do
+	echo "# functions of the model no input executed (file:function)"
+	for f in "$root"/engine/mm/*.c "$root"/engine/arm64/*.c "$root"/engine/model/*.c; do
 		"$cov" report "$ptfuzz" -object "$regress" -instr-profile="$build/corpus.profdata" -show-functions "$f" 2>/dev/null |
 			awk -v file="${f#"$root"/}" '$1 != "Name" && $1 !~ /^-/ && $1 != "TOTAL" && NF >= 4 &&
 				$2 ~ /^[0-9]+$/ && $3 == $2 { print file ":" $1 }'

@@ -195,7 +195,7 @@ static struct thread *thread_on(struct dec *d, unsigned cpu)
  * The context an op issued on cpu runs in: the thread scheduled there (its ops queue and
  * run when the schedule says), or the CPU itself.  Before the program has any thread an op
  * on a CPU runs at once (context 0); after, it may have to wait for a lock a suspended
- * thread holds, with that CPU's later ops queued behind it (engine/mm/sched.c): the CPU is
+ * thread holds, with that CPU's later ops queued behind it (engine/model/sched.c): the CPU is
  * then a context of its own, IMPLICIT | cpu.
  */
 #define IMPLICIT 0x80000000u

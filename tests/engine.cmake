@@ -7,7 +7,7 @@ add_test(NAME engine_invariant_corpus
 add_test(NAME variants_reproducers
          COMMAND test_engine ${PROJECT_SOURCE_DIR}/corpus/regressions/variants)
 add_executable(test_hmap ${CMAKE_CURRENT_SOURCE_DIR}/test_hmap.c)
-target_link_libraries(test_hmap PRIVATE ptarch PkgConfig::CMOCKA)
+target_link_libraries(test_hmap PRIVATE ptmachine PkgConfig::CMOCKA)
 add_test(NAME engine_hmap COMMAND test_hmap)
 
 # every directory of ops-level traces under corpus/mm/ is a corpus test of its own
@@ -28,7 +28,7 @@ add_test(NAME session_reset_is_fresh
 
 # pt_dbg(): levels kept up to PTFUZZ_DEBUG, nothing in a default build.
 add_executable(test_debug ${CMAKE_CURRENT_SOURCE_DIR}/test_debug.c ${CMAKE_CURRENT_SOURCE_DIR}/test_debug_off.c)
-target_link_libraries(test_debug PRIVATE ptarch PkgConfig::CMOCKA)
+target_link_libraries(test_debug PRIVATE ptmachine PkgConfig::CMOCKA)
 add_test(NAME engine_debug COMMAND test_debug)
 
 # every checker rule (pt_checker_rules(), held against the source) fires on a bad trace of

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_mm_mprotect.c - the cost claims of seed 001 (mprotect, engine/mm/mprotect.c)
- * and seed 003 (linear-map creation, engine/mm/mmu.c), measured on the model
+ * and seed 003 (linear-map creation, engine/arm64/mmu.c), measured on the model
  * itself: a machine, its checkers and an mm model wired together here (as a
  * replay session does) so that a test can switch a baseline on and read the
  * model's loop count.

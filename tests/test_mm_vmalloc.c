@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * test_mm_vmalloc.c - the vmalloc family (engine/mm/vmalloc.c) and the hugetlb
- * helpers it shares (engine/mm/hugetlb.c): the arch-level shape of what they
+ * helpers it shares (engine/arm64/hugetlbpage.c): the arch-level shape of what they
  * emit, and the costs that seed 000 claims, under the patched default and under
  * the pre-patch baselines (mm->variant[] set directly, through a harness that
  * owns the model).

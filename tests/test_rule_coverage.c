@@ -7,8 +7,8 @@
  * The rules are pt_checker_rules() (invariant id + tag, the stable part of a
  * signature).  The list is held against the source: every tag literal of
  * engine/check/check.c, every literal tag the model reports through
- * pt_checker_report() (engine/mm/: I10, I11) and every I9 contract tag of an
- * mm_warn() call (engine/mm/) is a listed rule, and every listed rule is
+ * pt_checker_report() (engine/mm, engine/arm64, engine/model: I10, I11) and every I9 contract tag of an
+ * mm_warn() call (the same three) is a listed rule, and every listed rule is
  * reported somewhere.  Then each rule must fire on some bad trace (replayed
  * with the default model) that has a clean twin: NAME.good.ptt beside
  * NAME.bad.ptt, or the file a `# twin: FILE` line names, on which that rule
@@ -154,19 +154,19 @@ static void scan_check_c(const char *root, struct rule_state *r, unsigned n)
 	free(s);
 }
 
-/* A listed rule id/tag reported by engine/mm/FILE: mark it, or fail */
+/* A listed rule id/tag reported by FILE of the model (engine/{mm,arm64,model}): mark it, or fail */
 static void mm_reports(struct rule_state *r, unsigned n, const char *file, unsigned id, const char *t, size_t len)
 {
 	struct rule_state *x = find_rule(r, n, id, t, len);
 	char tag[128];
 	snprintf(tag, sizeof(tag), "I%u/%.*s", id, (int)len, t);
 	if (!x)
-		fail("engine/mm/%s reports %s, which pt_checker_rules() does not list", file, tag);
+		fail("%s reports %s, which pt_checker_rules() does not list", file, tag);
 	else
 		x->in_source = true;
 }
 
-/* engine/mm/: mm_warn(mm, t, "tag", ...), the I9 contract WARNs; the tag is the third argument */
+/* the model: mm_warn(mm, t, "tag", ...), the I9 contract WARNs; the tag is the third argument */
 static void scan_mm_warn(const char *file, const char *s, struct rule_state *r, unsigned n)
 {
 	static const char call[] = "mm_warn(";
@@ -180,18 +180,18 @@ static void scan_mm_warn(const char *file, const char *s, struct rule_state *r, 
 			a++;
 		size_t len = tag_literal(a, false);
 		if (!len) {
-			fail("engine/mm/%s: an mm_warn() call whose tag is no literal (%.40s)", file, p);
+			fail("%s: an mm_warn() call whose tag is no literal (%.40s)", file, p);
 			continue;
 		}
 		mm_reports(r, n, file, PT_I9, a + 1, len);
 	}
 }
 
-/* engine/mm/: the model's checks, pt_checker_report(mm->c, PT_In, "tag", ...), and its WARNs */
-static void scan_mm(const char *root, struct rule_state *r, unsigned n)
+/* One directory of the model: its checks, pt_checker_report(mm->c, PT_In, "tag", ...), and its WARNs */
+static void scan_model_dir(const char *root, const char *sub, struct rule_state *r, unsigned n)
 {
 	char dir[1024];
-	snprintf(dir, sizeof(dir), "%s/engine/mm", root);
+	snprintf(dir, sizeof(dir), "%s/%s", root, sub);
 	DIR *d = opendir(dir);
 	if (!d) {
 		fail("cannot read %s%s", dir, "");
@@ -202,8 +202,9 @@ static void scan_mm(const char *root, struct rule_state *r, unsigned n)
 		size_t l = strlen(e->d_name);
 		if (l < 3 || strcmp(e->d_name + l - 2, ".c"))
 			continue;
-		char path[1400];
+		char path[1400], file[300];
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(file, sizeof(file), "%s/%s", sub, e->d_name);
 		char *s = slurp(path);
 		for (char *p = s ? strstr(s, "pt_checker_report(") : NULL; p; p = strstr(p + 1, "pt_checker_report(")) {
 			char *q = strstr(p, "PT_I");
@@ -216,13 +217,21 @@ static void scan_mm(const char *root, struct rule_state *r, unsigned n)
 			size_t len = t ? tag_literal(t, false) : 0;
 			if (!len)
 				continue;	/* a tag passed in: mm_warn()'s, scanned below */
-			mm_reports(r, n, e->d_name, id, t + 1, len);
+			mm_reports(r, n, file, id, t + 1, len);
 		}
 		if (s)
-			scan_mm_warn(e->d_name, s, r, n);
+			scan_mm_warn(file, s, r, n);
 		free(s);
 	}
 	closedir(d);
+}
+
+/* The model, engine/mm, engine/arm64 and engine/model */
+static void scan_mm(const char *root, struct rule_state *r, unsigned n)
+{
+	static const char *const dirs[] = { "engine/mm", "engine/arm64", "engine/model" };
+	for (unsigned i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		scan_model_dir(root, dirs[i], r, n);
 }
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * event.h - the ptfuzz event vocabulary, shared by the trace format
- * (traces/), the machine model (engine/arch), the mm model (engine/mm) and
+ * (traces/), the machine model (engine/machine), the mm model (engine/mm, engine/arm64, engine/model) and
  * the fuzzers.  One flat struct per event; which fields a kind uses is
  * given by the schema table in event.c (pt_kind_schema()), which also
  * drives the text syntax, so the text reader, the text writer, the .proto

@@ -37,8 +37,6 @@
 #include "hugetlb.h"
 
 #define TASK_SIZE	(1ull << 48)
-/* hugetlb.c's VMA flag: the huge page was allocated by the hugetlb op, so its unmap frees it */
-#define MM_VMA_HUGETLB_OWNED	0x100000u
 
 /* madvise_pageout() lives with the reclaim path (rmap.c) */
 int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end);

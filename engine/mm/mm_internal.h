@@ -96,6 +96,7 @@ struct mm_vma {
 #define MM_VMA_HUGEPAGE		0x1u	/* MADV_HUGEPAGE */
 #define MM_VMA_NOHUGEPAGE	0x2u
 #define MM_VMA_HUGETLB		0x4u
+#define MM_VMA_HUGETLB_OWNED	0x100000u	/* the hugetlb op allocated the huge page: its unmap frees it */
 
 /*
  * The reference semantics of a space: va page -> REF_* word (ref.c), kept in
@@ -320,6 +321,41 @@ static inline bool pte_valid_not_user(uint64_t d)
 static inline bool pmd_table(uint64_t d) { return (d & 3) == 3; }
 static inline bool pmd_sect(uint64_t d) { return (d & 3) == 1; }
 static inline uint64_t desc_pa(uint64_t d) { return d & PT_DESC_OA_MASK; }
+
+/* The pte bit helpers of asm/pgtable.h.  PTE_WRITE is the DBM bit; dirty is software dirty, or
+ * hardware dirty (DBM set, RDONLY cleared by the CPU). */
+static inline bool pte_young(uint64_t pte) { return pte & PT_DESC_AF; }
+static inline bool pte_write(uint64_t pte) { return pte & PT_DESC_DBM; }
+static inline bool pte_dirty(uint64_t pte)
+{
+	return (pte & PT_DESC_DIRTY) || ((pte & PT_DESC_DBM) && !(pte & PT_DESC_RDONLY));
+}
+static inline uint64_t pte_mkyoung(uint64_t pte) { return pte | PT_DESC_AF; }
+static inline uint64_t pte_mkold(uint64_t pte) { return pte & ~PT_DESC_AF; }
+static inline uint64_t pte_mkdirty(uint64_t pte)
+{
+	pte |= PT_DESC_DIRTY;
+	return pte_write(pte) ? pte & ~PT_DESC_RDONLY : pte;
+}
+/* pte_mkclean(): a writable (DBM) pte becomes hardware-clean (RDONLY) */
+static inline uint64_t pte_mkclean(uint64_t pte)
+{
+	pte &= ~PT_DESC_DIRTY;
+	return pte_write(pte) ? pte | PT_DESC_RDONLY : pte;
+}
+static inline uint64_t pte_mkwrite(uint64_t pte)
+{
+	pte |= PT_DESC_DBM;
+	return (pte & PT_DESC_DIRTY) ? pte & ~PT_DESC_RDONLY : pte;
+}
+/* pte_wrprotect(): keep a hardware-dirty state in the software bit, drop write */
+static inline uint64_t pte_wrprotect(uint64_t pte)
+{
+	if (pte_dirty(pte))
+		pte |= PT_DESC_DIRTY;
+	return (pte & ~PT_DESC_DBM) | PT_DESC_RDONLY;
+}
+static inline uint64_t pte_advance_pa(uint64_t pte, uint64_t nr) { return pte + nr * PAGE_SIZE; }
 
 /* Entry physical address of va's PGD/PUD/PMD/PTE entry in space s, walking existing tables
  * (program order); 0 if a level on the way is not a table. */

@@ -132,8 +132,6 @@ static enum numa_verdict folio_can_map_prot_numa(const struct prot_op *op, const
 
 /* ---- PTE batches ---- */
 
-static uint64_t pte_advance_pa(uint64_t pte, uint64_t nr) { return pte + nr * PAGE_SIZE; }
-
 /* __pte_batch_clear_ignored(): what may differ inside a batch (dirty, write, young) */
 static uint64_t pte_batch_clear_ignored(uint64_t pte, unsigned flags)
 {

@@ -71,7 +71,7 @@ void pt_session_set_tap(struct pt_session *s, void (*fn)(void *ctx, const struct
 struct mm_op_result;
 /*!
  * pt_session_op_result() : what the mm model did for the last ops-level event
- * (engine/mm/mm.h: ran at once or not, errno, returned address, kernel functions called).
+ * (engine/model/mm.h: ran at once or not, errno, returned address, kernel functions called).
  */
 const struct mm_op_result *pt_session_op_result(const struct pt_session *s);
 

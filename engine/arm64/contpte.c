@@ -20,39 +20,6 @@
  */
 #include "contpte.h"
 
-/* pte_young(): the access flag */
-static bool pte_young(uint64_t pte) { return pte & PT_DESC_AF; }
-/* pte_dirty(): software dirty, or hardware dirty (DBM set, RDONLY clear) */
-static bool pte_dirty(uint64_t pte)
-{
-	return (pte & PT_DESC_DIRTY) || ((pte & PT_DESC_DBM) && !(pte & PT_DESC_RDONLY));
-}
-static uint64_t pte_mkyoung(uint64_t pte) { return pte | PT_DESC_AF; }
-static uint64_t pte_mkold(uint64_t pte) { return pte & ~PT_DESC_AF; }
-static uint64_t pte_mkdirty(uint64_t pte)
-{
-	pte |= PT_DESC_DIRTY;
-	if (pte & PT_DESC_DBM)
-		pte &= ~PT_DESC_RDONLY;
-	return pte;
-}
-/* pte_mkclean(): a writable (DBM) pte becomes hardware-clean (RDONLY) */
-static uint64_t pte_mkclean(uint64_t pte)
-{
-	pte &= ~PT_DESC_DIRTY;
-	if (pte & PT_DESC_DBM)
-		pte |= PT_DESC_RDONLY;
-	return pte;
-}
-/* pte_wrprotect(): keep a hardware-dirty state in the software bit, drop write */
-static uint64_t pte_wrprotect(uint64_t pte)
-{
-	if ((pte & PT_DESC_DBM) && !(pte & PT_DESC_RDONLY))
-		pte |= PT_DESC_DIRTY;
-	return (pte & ~PT_DESC_DBM) | PT_DESC_RDONLY;
-}
-static uint64_t pte_advance_pa(uint64_t pte, uint64_t nr) { return pte + nr * PAGE_SIZE; }
-
 /* mm_is_user(): never fold/unfold kernel mappings, a racing kernel fault cannot be retried */
 static bool mm_is_user(const struct mm_space *s) { return !s->kernel; }
 

@@ -3,10 +3,11 @@
  * hugetlb.h - the arm64 huge-pte helpers (arch/arm64/mm/hugetlbpage.c,
  * arch/arm64/include/asm/hugetlb.h, and set_ptes_anysz() /
  * ptep_get_and_clear_anysz() of arch/arm64/include/asm/pgtable.h) as patched
- * by seed 000 #01-#06 and #09.  hugetlb.c defines them; vmalloc.c uses them
- * for contpte-mapped vmap (seed 000 #08, #09: vmap_pte_range() maps a 64K
- * block with set_huge_pte_at(&init_mm, ...), vunmap_pte_range() tears it down
- * with huge_ptep_get_and_clear()).
+ * by seed 000 #01-#06 and #09.  hugetlbpage.c defines them; mm/hugetlb.c (the
+ * hugetlb op) and vmalloc.c use them, the latter for contpte-mapped vmap
+ * (seed 000 #08, #09: vmap_pte_range() maps a 64K block with
+ * set_huge_pte_at(&init_mm, ...), vunmap_pte_range() tears it down with
+ * huge_ptep_get_and_clear()).
  *
  * A "huge pte" is ncontig entries of pgsize each (num_contig_ptes()):
  *
@@ -63,5 +64,18 @@ uint64_t huge_ptep_get_and_clear(struct mm_model *mm, struct mm_thread *t, struc
  */
 void __flush_hugetlb_tlb_range(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start,
 			       uint64_t end, uint64_t stride, bool last_level);
+
+/*! huge_pte_alloc() : the entry of a huge pte of size sz (PUD, PMD or PTE), tables allocated on the way; 0 if a block is in the way. */
+uint64_t huge_pte_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t sz);
+/*! huge_pte_offset() : the entry of a huge pte of size sz, or 0 if no table leads there. */
+uint64_t huge_pte_offset(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t sz);
+/*! huge_ptep_get() : the entry at ptep, with the dirty/young of any entry of its contiguous range. */
+uint64_t huge_ptep_get(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep);
+/*! huge_ptep_set_wrprotect() : make the huge pte at ptep read-only (a contiguous range: break, then remake). */
+void huge_ptep_set_wrprotect(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			     uint64_t ptep);
+/*! huge_ptep_set_access_flags() : set young/dirty/write of the huge pte at ptep to pte's; 1 if it changed. */
+int huge_ptep_set_access_flags(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			       uint64_t ptep, uint64_t pte, bool dirty, uint64_t sz);
 
 #endif
