@@ -1473,17 +1473,106 @@ static bool event_keeps_tables(unsigned kind)
 	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
 }
 
-int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
-{
-	/* arch-level kinds are below the ops-level ones (event.h) */
-	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
-		return -1;
-	assert(ev->cpu < m->ncpus);
-	struct cpu *c = &m->cpu[ev->cpu];
-	m->cur = ev;
-	if (!event_keeps_tables(ev->kind))
-		m->walk_gen++;
+/* ---- the events without a section of their own ---- */
 
+static void ttbr0(struct pt_machine *m, const struct pt_event *ev)
+{
+	m->cpu[ev->cpu].asid = ev->asid;
+	uint32_t f = root_frame(m, ev->pa);
+	set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
+}
+
+/* An interrupt handler runs its own operations on top of the interrupted one. */
+static void irq_enter(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	VEC_PUSH(c->irq_saved, c->op);
+	c->irq_depth++;
+	memset(&c->op, 0, sizeof(c->op));
+}
+
+static void irq_exit(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (!c->irq_depth)
+		return;
+	if (c->op.open)
+		OBS(m, op_end, ev->cpu, &c->op);
+	c->irq_depth--;
+	c->op = c->irq_saved.v[--c->irq_saved.n];
+}
+
+static void context_switch(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker
+	 * (and its TLB maintenance complete) wherever it runs next */
+	if (!(ev->flags & PT_SWITCH_NO_DSB))
+		dsb(m, ev->cpu, PT_BAR_ISH);
+	OBS(m, barrier, ev);
+	if (c->tid != ev->tid && !c->irq_depth) {
+		/* the operation a thread is inside goes with it: park the outgoing thread's,
+		 * take up the incoming thread's (a thread can migrate in the middle of an op) */
+		uint64_t slot = hmap_get(&m->parked, c->tid, HMAP_EMPTY);
+		if (slot == HMAP_EMPTY && c->op.open) {
+			VEC_PUSH(m->parked_ops, c->op);
+			hmap_set(&m->parked, c->tid, m->parked_ops.n - 1);
+		} else if (slot != HMAP_EMPTY) {
+			m->parked_ops.v[slot] = c->op;
+		}
+		slot = hmap_get(&m->parked, ev->tid, HMAP_EMPTY);
+		if (slot != HMAP_EMPTY) {
+			c->op = m->parked_ops.v[slot];
+			m->parked_ops.v[slot].open = false;
+		} else {
+			memset(&c->op, 0, sizeof(c->op));
+		}
+	}
+	c->tid = ev->tid;
+}
+
+static void migrate(struct pt_machine *m, const struct pt_event *ev)
+{
+	if (ev->len < m->ncpus)
+		m->cpu[ev->len].tid = ev->tid;
+}
+
+static void op_begin(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (c->op.open)
+		OBS(m, op_end, ev->cpu, &c->op);	/* an unterminated op ends where the next begins */
+	memset(&c->op, 0, sizeof(c->op));
+	c->op.open = true;
+	c->op.kind = ev->op;
+	c->op.asid = ev->asid;
+	c->op.id = ++m->next_op_id;
+	c->op.va = ev->va;
+	c->op.len = ev->len;
+	c->op.begin_event = m->event_index;
+	c->op.bound = ev->len2 ? ev->len2 : 64 * ((ev->len >> PT_PAGE_SHIFT) + 1) + 4096;
+	OBS(m, op_begin, ev->cpu, &c->op);
+}
+
+static void op_end(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (!c->op.open)
+		return;
+	c->op.err = (uint32_t)ev->len;
+	OBS(m, op_end, ev->cpu, &c->op);
+	c->op.open = false;
+}
+
+static void lock_rule(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct lock_rule r = { root_frame(m, ev->pa), ev->op, ev->va };
+	VEC_PUSH(m->rules, r);
+}
+
+/* Apply an arch-level event of a kind the machine knows; false if it does not. */
+static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
+{
 	switch (ev->kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
 	case PT_EV_PT_ZERO: pt_zero(m, ev); break;
@@ -1497,96 +1586,43 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	case PT_EV_ISB: OBS(m, barrier, ev); break;
 	case PT_EV_TLBI: tlbi_issue(m, ev); break;
-	case PT_EV_TTBR0: {
-		c->asid = ev->asid;
-		uint32_t f = root_frame(m, ev->pa);
-		set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
-		break;
-	}
+	case PT_EV_TTBR0: ttbr0(m, ev); break;
 	case PT_EV_TTBR1: set_root(m, &m->kernel_root, root_frame(m, ev->pa), true, 0, ev->cpu); break;
 	case PT_EV_ACCESS: OBS(m, access, ev); break;
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK: do_lock(m, ev, true); break;
 	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
-	case PT_EV_IRQ_ENTER:
-		/* an interrupt handler runs its own operations on top of the interrupted one */
-		VEC_PUSH(c->irq_saved, c->op);
-		c->irq_depth++;
-		memset(&c->op, 0, sizeof(c->op));
-		break;
-	case PT_EV_IRQ_EXIT:
-		if (!c->irq_depth)
-			break;
-		if (c->op.open)
-			OBS(m, op_end, ev->cpu, &c->op);
-		c->irq_depth--;
-		c->op = c->irq_saved.v[--c->irq_saved.n];
-		break;
-	case PT_EV_SWITCH:
-		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker
-		 * (and its TLB maintenance complete) wherever it runs next */
-		if (!(ev->flags & PT_SWITCH_NO_DSB))
-			dsb(m, ev->cpu, PT_BAR_ISH);
-		OBS(m, barrier, ev);
-		if (c->tid != ev->tid && !c->irq_depth) {
-			/* the operation a thread is inside goes with it: park the outgoing thread's,
-			 * take up the incoming thread's (a thread can migrate in the middle of an op) */
-			uint64_t slot = hmap_get(&m->parked, c->tid, HMAP_EMPTY);
-			if (slot == HMAP_EMPTY && c->op.open) {
-				VEC_PUSH(m->parked_ops, c->op);
-				hmap_set(&m->parked, c->tid, m->parked_ops.n - 1);
-			} else if (slot != HMAP_EMPTY) {
-				m->parked_ops.v[slot] = c->op;
-			}
-			slot = hmap_get(&m->parked, ev->tid, HMAP_EMPTY);
-			if (slot != HMAP_EMPTY) {
-				c->op = m->parked_ops.v[slot];
-				m->parked_ops.v[slot].open = false;
-			} else {
-				memset(&c->op, 0, sizeof(c->op));
-			}
-		}
-		c->tid = ev->tid;
-		break;
-	case PT_EV_MIGRATE:
-		if (ev->len < m->ncpus)
-			m->cpu[ev->len].tid = ev->tid;
-		break;
-	case PT_EV_BEGIN:
-		if (c->op.open)
-			OBS(m, op_end, ev->cpu, &c->op);	/* an unterminated op ends where the next begins */
-		memset(&c->op, 0, sizeof(c->op));
-		c->op.open = true;
-		c->op.kind = ev->op;
-		c->op.asid = ev->asid;
-		c->op.id = ++m->next_op_id;
-		c->op.va = ev->va;
-		c->op.len = ev->len;
-		c->op.begin_event = m->event_index;
-		c->op.bound = ev->len2 ? ev->len2 : 64 * ((ev->len >> PT_PAGE_SHIFT) + 1) + 4096;
-		OBS(m, op_begin, ev->cpu, &c->op);
-		break;
-	case PT_EV_END:
-		if (c->op.open) {
-			c->op.err = (uint32_t)ev->len;
-			OBS(m, op_end, ev->cpu, &c->op);
-			c->op.open = false;
-		}
-		break;
+	case PT_EV_IRQ_ENTER: irq_enter(m, ev); break;
+	case PT_EV_IRQ_EXIT: irq_exit(m, ev); break;
+	case PT_EV_SWITCH: context_switch(m, ev); break;
+	case PT_EV_MIGRATE: migrate(m, ev); break;
+	case PT_EV_BEGIN: op_begin(m, ev); break;
+	case PT_EV_END: op_end(m, ev); break;
 	case PT_EV_MM_EXIT: drop_asid(m, ev->asid); break;
-	case PT_EV_LOCK_RULE: {
-		struct lock_rule r = { root_frame(m, ev->pa), ev->op, ev->va };
-		VEC_PUSH(m->rules, r);
-		break;
-	}
+	case PT_EV_LOCK_RULE: lock_rule(m, ev); break;
 	case PT_EV_VMAP_AREA: vmap_area(m, ev); break;
 	case PT_EV_COMMENT: break;
-	default:
+	default: return false;
+	}
+	return true;
+}
+
+int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	/* arch-level kinds are below the ops-level ones (event.h) */
+	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
+		return -1;
+	assert(ev->cpu < m->ncpus);
+	m->cur = ev;
+	if (!event_keeps_tables(ev->kind))
+		m->walk_gen++;
+	if (!apply_event(m, ev)) {
 		m->cur = NULL;	/* no event is current once this one is refused */
 		return -1;
 	}
 	m->last_cpu = ev->cpu;
+	struct cpu *c = &m->cpu[ev->cpu];
 	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
 		c->op.steps++;
 		OBS(m, step, ev->cpu, &c->op);
@@ -1594,11 +1630,6 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	m->event_index++;
 	m->cur = NULL;
 	return 0;
-}
-
-void pt_machine_finish(struct pt_machine *m)
-{
-	(void)m;
 }
 
 /* ---- queries ---- */
@@ -1651,11 +1682,6 @@ uint32_t pt_machine_nstale_pos(const struct pt_machine *m) { return m->stale_pos
 const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i)
 {
 	return &m->pos.v[m->stale_pos.v[i]];
-}
-
-uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
-{
-	return kernel ? m->kernel_root : asid_root(m, asid);
 }
 
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }

@@ -214,8 +214,6 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
  * return -1.  @return : 0 applied, -1 not an arch event.
  */
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
-/*! pt_machine_finish() : end of trace. */
-void pt_machine_finish(struct pt_machine *m);
 uint64_t pt_machine_hash(const struct pt_machine *m);
 
 /* ---- queries (for checkers, reports and the mm model) ---- */
@@ -275,8 +273,6 @@ void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *star
 /*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live
  * (descriptors in the format of lpa2)? */
 bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa2);
-/*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */
-uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid);
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);
 /*! pt_machine_tid() : thread currently on cpu. */
 uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu);
