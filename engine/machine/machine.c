@@ -1623,10 +1623,8 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	}
 	m->last_cpu = ev->cpu;
 	struct cpu *c = &m->cpu[ev->cpu];
-	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
-		c->op.steps++;
+	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && ++c->op.steps > c->op.bound)
 		OBS(m, step, ev->cpu, &c->op);
-	}
 	m->event_index++;
 	m->cur = NULL;
 	return 0;

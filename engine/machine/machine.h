@@ -186,6 +186,7 @@ struct pt_observer {
 	void (*lock)(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended);
 	void (*table_zero_publish)(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx,
 				   uint32_t child);
+	/* an event of an op that has gone past its step bound (op->steps > op->bound): each one */
 	void (*step)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
 	/* __purge_vmap_area_lazy() hands the lazily freed areas inside [start, end) back to the
 	 * allocator (called before they leave the purge list) */

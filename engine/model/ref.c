@@ -273,7 +273,7 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 }
 
 /* What a descriptor grants, in REF_* terms. */
-static uint64_t desc_flags(uint64_t d, bool kernel)
+static inline uint64_t desc_flags(uint64_t d, bool kernel)
 {
 	uint64_t f = REF_PRESENT;
 	if (!(d & PT_DESC_VALID))
@@ -431,16 +431,21 @@ static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped
  * fault writes its words itself: a folio mapped past vm_end would agree with them).  The
  * reference word gives the page's identity, and a NUMA hint that keeps it inaccessible.
  */
-static uint64_t want_in_vma(uint64_t want, const struct mm_vma *v)
+static inline uint64_t want_in_prot(uint64_t want, uint64_t vp)
 {
-	if (!v)
-		return 0;	/* outside every VMA nothing may be mapped */
 	if (!(want & REF_PRESENT))
 		return want;
 	/* the VMA's permissions bound the page's: fewer is legal (a hugetlb page write-protected
 	 * for fork's COW), more never */
-	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC, vp = ref_prot(v->prot);
+	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC;
 	return (want & ~(perm & ~vp)) | (vp & REF_NUMA);
+}
+
+static uint64_t want_in_vma(uint64_t want, const struct mm_vma *v)
+{
+	if (!v)
+		return 0;	/* outside every VMA nothing may be mapped */
+	return want_in_prot(want, ref_prot(v->prot));	/* vp: the VMA's permissions */
 }
 
 static uint64_t ref_want(struct mm_space *s, uint64_t va, struct walk_cache *wc)
@@ -549,13 +554,14 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		return va;
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	const uint64_t vp = v ? ref_prot(v->prot) : 0;
 	for (uint64_t first = va; va < stop; va += PAGE_SIZE) {
 		if (!s->kernel && !v && va != first)
 			return stop;	/* the range's entry gives every page the same answer, 0 wanted */
 		unsigned i = pt_index(va, 3);
 		uint64_t want = c && word_present(c, i) ? c->word[i] : 0, got;
 		if (!s->kernel)
-			want = want_in_vma(want, v);
+			want = v ? want_in_prot(want, vp) : 0;	/* want_in_vma() */
 		struct pt_walk_result r;
 		bool mapped;
 		if (range) {
