@@ -43,6 +43,17 @@ struct pt_table {
 	uint64_t vis_tables[PT_PTRS / 64];
 };
 
+/* The first entry from i on that was stored to since the table was cleared (PT_PTRS: none). */
+static inline unsigned next_stored(const struct pt_table *t, unsigned i)
+{
+	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
+		uint64_t b = t->dirty[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
+		if (b)
+			return w * 64 + (unsigned)__builtin_ctzll(b);
+	}
+	return PT_PTRS;
+}
+
 struct pend_store {
 	uint32_t frame;
 	uint32_t idx;
@@ -763,7 +774,8 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 	if (!fr->level_known || !fr->tbl)
 		return;
 	uint64_t size = pt_level_size(fr->level);
-	for (unsigned i = 0; i < PT_PTRS; i++) {
+	/* in index order, the entries stored to only: the others are zero */
+	for (unsigned i = next_stored(fr->tbl, 0); i < PT_PTRS; i = next_stored(fr->tbl, i + 1)) {
 		uint64_t d = fr->tbl->visible[i];
 		if (!pt_desc_is_leaf(d, fr->level))
 			continue;
@@ -1078,7 +1090,7 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 		while (t->first_pos != NO_POS)
 			pos_unlink(m, t->first_pos);
 		if (fr->level_known)
-			for (unsigned i = 0; i < PT_PTRS; i++)
+			for (unsigned i = next_stored(t, 0); i < PT_PTRS; i = next_stored(t, i + 1))
 				if (pt_desc_is_leaf(t->visible[i], fr->level))
 					rmap_update(m, t->visible[i], fr->level, f, i, false);
 		VEC_PUSH(m->table_pool, t);
@@ -1851,7 +1863,7 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 			continue;
 		uint64_t x = mix2(fr->pfn, fr->state | (uint8_t)fr->level << 4 | fr->zero << 8 | (uint64_t)fr->order << 16);
 		if (fr->tbl)
-			for (unsigned j = 0; j < PT_PTRS; j++)
+			for (unsigned j = next_stored(fr->tbl, 0); j < PT_PTRS; j = next_stored(fr->tbl, j + 1))
 				if (fr->tbl->latest[j] | fr->tbl->visible[j])
 					x += mix2(j, mix2(fr->tbl->latest[j], fr->tbl->visible[j]));
 		h += hmap_mix(x);
@@ -1966,6 +1978,12 @@ const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)
 {
 	const struct pt_frame *fr = &m->frames.v[f];
 	return fr->state == PT_FS_TABLE ? fr->tbl->latest : NULL;
+}
+
+const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t f)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->dirty : NULL;
 }
 
 bool pt_machine_cont_group(const struct pt_machine *m, uint32_t f, unsigned group)

@@ -256,6 +256,10 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
 /*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t frame);
+/*! pt_machine_table_stored() : a bitmap of a table frame's entries (PT_PTRS / 64 words, bit i of
+ * word i / 64 for entry i) stored to since the table was made; an entry whose bit is clear is
+ * zero, latest and visible.  NULL if not a table. */
+const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t frame);
 /*! pt_machine_cont_group() : does group `group` (16 entries) of a table hold a CONT entry (latest)? */
 bool pt_machine_cont_group(const struct pt_machine *m, uint32_t frame, unsigned group);
 bool pt_machine_has_lock_rules(const struct pt_machine *m);

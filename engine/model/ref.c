@@ -299,6 +299,7 @@ struct walk_cache {
 	bool mapped;
 	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
 	const uint64_t *pte;		/* NULL: none cached */
+	const uint64_t *pte_stored;	/* its entries stored to (pt_machine_table_stored()) */
 	uint32_t pte_frame;
 	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
 };
@@ -328,6 +329,7 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 		return mapped;	/* outside the address space: nothing to cache */
 	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
 		wc->pte = pt_machine_table_latest(mm->m, r->frame);
+		wc->pte_stored = pt_machine_table_stored(mm->m, r->frame);
 		wc->pte_lo = ALIGN_DOWN(va, PMD_SIZE);
 		wc->pte_frame = r->frame;
 		return mapped;
@@ -546,12 +548,22 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 	if (!s->kernel && !v && !range) {
 		/* between VMAs the reference wants nothing: a page agrees where its PTE neither maps
 		 * a page nor holds a PAGE_NONE / NUMA hint (page_words() gives 0 for it) */
-		for (; va < stop; va += PAGE_SIZE) {
-			uint64_t d = wc->pte[(unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1)];
-			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
+		while (va < stop) {
+			unsigned i = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+			uint64_t more = wc->pte_stored[i / 64] >> (i % 64);
+			if (!more) {
+				va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
+				continue;
+			}
+			va += (uint64_t)__builtin_ctzll(more) * PAGE_SIZE;
+			if (va >= stop)
 				break;
+			uint64_t d = wc->pte[i + __builtin_ctzll(more)];
+			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
+				return va;
+			va += PAGE_SIZE;
 		}
-		return va;
+		return stop;
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	const uint64_t vp = v ? ref_prot(v->prot) : 0;
