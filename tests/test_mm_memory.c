@@ -75,7 +75,6 @@ static unsigned replay_mutated(const struct harness *h, drop_fn drop, void *ctx)
 			continue;
 		pt_machine_event(m, &ev);
 	}
-	pt_machine_finish(m);
 	unsigned ids = ids_of(c);
 	if (ids)
 		dump_violations(c);
@@ -99,7 +98,6 @@ static void test_munmap_inside_contpte_block_unfolds_it_first(void **state)
 	(void)state;
 	struct harness *h = h_new(4);
 	h_run(h, trace_contpte_part);
-	pt_machine_finish(h->m);
 	if (ids_of(h->c))
 		dump_violations(h->c);
 	assert_int_equal(ids_of(h->c), 0);
@@ -147,7 +145,6 @@ static void test_contpte_no_unfold_variant_leaves_a_half_torn_block(void **state
 	struct harness *h = h_new(4);
 	h_force_variant(h, MMV_CONTPTE_NO_UNFOLD);
 	h_run(h, trace_contpte_part);
-	pt_machine_finish(h->m);
 	/* 4 entries of a live CONT group cleared in place: "misprogramming of the Contiguous bit" */
 	assert_true(ids_of(h->c) & BIT(PT_I5));
 	h_free(h);
@@ -198,7 +195,6 @@ static void test_contpte_try_fold_refolds_an_unfolded_block(void **state)
 		assert_false(pte_cont(entry(h, ptep + 8 * k)));
 	mm_unlock(mm, t, PT_LOCK_PTL, ptep & PAGE_MASK);
 	op_bracket(h, false);
-	pt_machine_finish(h->m);
 	if (ids_of(h->c))
 		dump_violations(h->c);
 	assert_int_equal(ids_of(h->c), 0);
@@ -229,7 +225,6 @@ static void test_split_huge_pmd_is_break_before_make(void **state)
 	(void)state;
 	struct harness *h = h_new(4);
 	h_run(h, trace_thp_4k);
-	pt_machine_finish(h->m);
 	if (ids_of(h->c))
 		dump_violations(h->c);
 	assert_int_equal(ids_of(h->c), 0);
@@ -285,7 +280,6 @@ static void test_munmap_frees_pages_only_after_the_flush(void **state)
 		 "cpu0 touch va=0x10000000 len=64K asid=1 flags=0x1\n"
 		 "cpu1 touch va=0x10000000 len=64K asid=1\n"
 		 "cpu0 munmap va=0x10004000 len=16K asid=1\n");
-	pt_machine_finish(h->m);
 	assert_int_equal(ids_of(h->c), 0);
 	struct op_range r = op_range(h, PT_OP_MUNMAP);
 	/* every page_free of the munmap comes after its TLBI and the DSB ISH that completes it */
@@ -315,7 +309,6 @@ static void test_free_pgtables_flushes_the_walk_cache(void **state)
 	struct mm_thread *t = &h->mm->thread[0];
 	uint64_t pte_table = mm_walk_entry(h->mm, t, mm_space_get(h->mm, t, 1), 0x10000000, 3) & PAGE_MASK;
 	h_run(h, "cpu0 munmap va=0x10000000 len=2M asid=1\n");
-	pt_machine_finish(h->m);
 	assert_int_equal(ids_of(h->c), 0);
 	struct op_range r = op_range(h, PT_OP_MUNMAP);
 	/* a PTE table was freed, after a non-last-level TLBI */
@@ -342,7 +335,6 @@ static void test_pageout_takes_rmap_lock_and_frees_after_flush(void **state)
 		 "cpu0 touch va=0x10000000 len=16K asid=1 flags=0x1\n"
 		 "cpu1 touch va=0x10000000 len=16K asid=1\n"
 		 "cpu0 pageout va=0x10002000 asid=1\n");
-	pt_machine_finish(h->m);
 	assert_int_equal(ids_of(h->c), 0);
 	struct op_range r = op_range(h, PT_OP_PAGEOUT);
 	long rmap = -1, ptl = -1, clear = -1, tlbi = -1, dsb = -1, freed = -1;

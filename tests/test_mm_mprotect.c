@@ -111,7 +111,6 @@ static uint64_t counted(struct rig *r, struct pt_event ev)
 
 static void assert_clean(struct rig *r)
 {
-	pt_machine_finish(r->m);
 	for (unsigned i = 0; i < pt_checker_count(r->c); i++)
 		print_error("violation: %s: %s\n", pt_checker_get(r->c, i)->signature, pt_checker_get(r->c, i)->what);
 	assert_int_equal(pt_checker_count(r->c), 0);
@@ -218,7 +217,6 @@ static void test_mprotect_zero_step_ends_as_hang(void **state)
 	mthp_region(&r, 1);
 	/* the folios are on the lower tier (node 0): cpu1's scan takes the access-time path */
 	assert_int_equal(op(&r, numa_scan(1)), 0);
-	pt_machine_finish(r.m);
 	bool hang = false;
 	for (unsigned i = 0; i < pt_checker_count(r.c); i++)
 		hang |= pt_checker_get(r.c, i)->id == PT_I11;

@@ -164,6 +164,7 @@ struct cpu_state {
 	uint64_t kinv_isb_event;	/* event+1 of a kernel TLBI completed without ISB yet */
 	struct group_ref groups[MAX_GROUPS];
 	unsigned ngroups;
+	unsigned group_hint;		/* the group a store found last (an index, checked before use) */
 	struct snap_leaf snap[MAX_SNAP];
 	unsigned nsnap;
 	unsigned op_snaps;		/* snapshots the operation now running here has taken */
@@ -724,6 +725,11 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 
 }
 
+static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
+{
+	return g->op == op && g->frame == f && g->group == group;
+}
+
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
  * so that the operation's end can check it is complete. */
 static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
@@ -739,15 +745,18 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
-		bool have = false;
-		/* newest first: a run of stores to one group finds it at once */
-		for (unsigned i = cs->ngroups; i-- > 0;)
-			if (cs->groups[i].op == op->id && cs->groups[i].frame == f && cs->groups[i].group == idx / n) {
+		/* the group found last, then newest first: a run of stores to one group finds it at
+		 * once */
+		unsigned h = cs->group_hint;
+		bool have = h < cs->ngroups && group_is(&cs->groups[h], op->id, f, idx / n);
+		for (unsigned i = cs->ngroups; !have && i-- > 0;)
+			if (group_is(&cs->groups[i], op->id, f, idx / n)) {
 				have = true;
-				break;
+				cs->group_hint = i;
 			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
 			struct group_ref g = { op->id, f, (uint16_t)(idx / n), fr->level };
+			cs->group_hint = cs->ngroups;
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
@@ -975,16 +984,12 @@ static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx,
 	return !pt_desc_valid(pt_machine_entry_latest(m, f, idx)) && lazily_flushed(m, va, pt_level_size(level));
 }
 
-static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
+/* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
+ * maps the frame may have been walked and cached.  True if it reported. */
+static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
 {
-	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
-	unsigned cpu = cur_cpu(c);
-	char tb[32];
-
-	/* a store not yet followed by a DSB may already be visible: a pending value that hooks or
-	 * maps the frame may have been walked and cached */
 	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
 		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
 			uint32_t pf;
@@ -1008,10 +1013,21 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 			       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
 			       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
 			       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
-			return;
+			return true;
 		}
 	}
-	if (fr->state == PT_FS_TABLE && fr->latest_space == 2 && c->cpu[cpu].kinv_isb_event) {
+	return false;
+}
+
+/* I1, I6: a table freed while it may still be walked, or before the ISB after its walk-cache
+ * invalidation */
+static void free_table(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+{
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	char tb[32];
+
+	if (fr->latest_space == 2 && c->cpu[cpu].kinv_isb_event) {
 		/* kernel commit 51696d346c49: the ISB after walk-cache invalidation, before the
 		 * table can be reused */
 		report(c, PT_I6, cpu, "table-freed-before-isb", RULE_KINV_ISB, 0, pa, 0, 0, NULL,
@@ -1019,28 +1035,32 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		       "but before the ISB", (unsigned long long)pa,
 		       (unsigned long long)(c->cpu[cpu].kinv_isb_event - 1));
 	}
-	if (fr->state == PT_FS_TABLE) {
-		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
-			const struct pt_pos *pp = pt_machine_pos(m, p);
-			struct pt_stale s;
-			stale_from_pos(c, &s, pp);
-			if (pp->live)
-				report(c, PT_I1, cpu, "table-freed-while-hooked", RULE_FREE_LIVE, pp->va, pa, 0, 0, &s,
-				       "level-%d table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
-				       (unsigned long long)pa, (unsigned long long)pp->va,
-				       tagname(pp->global, pp->asid, tb, sizeof(tb)));
-			else
-				report(c, PT_I1, cpu, "table-freed-walk-cached", RULE_FREE, pp->va, pa, 0, 0, &s,
-				       "level-%d table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
-				       "since event %llu) may still point at it", fr->level, (unsigned long long)pa,
-				       (unsigned long long)pp->va, tagname(pp->global, pp->asid, tb, sizeof(tb)),
-				       (unsigned long long)pp->since);
-			return;
-		}
+	/* the first position is reported: one report per table */
+	uint32_t p = pt_machine_first_pos(m, f);
+	if (p == UINT32_MAX)
 		return;
-	}
-	if (fr->state != PT_FS_DATA)
-		return;
+	const struct pt_pos *pp = pt_machine_pos(m, p);
+	struct pt_stale s;
+	stale_from_pos(c, &s, pp);
+	if (pp->live)
+		report(c, PT_I1, cpu, "table-freed-while-hooked", RULE_FREE_LIVE, pp->va, pa, 0, 0, &s,
+		       "level-%d table 0x%llx freed while still hooked at va 0x%llx (%s)", fr->level,
+		       (unsigned long long)pa, (unsigned long long)pp->va,
+		       tagname(pp->global, pp->asid, tb, sizeof(tb)));
+	else
+		report(c, PT_I1, cpu, "table-freed-walk-cached", RULE_FREE, pp->va, pa, 0, 0, &s,
+		       "level-%d table 0x%llx freed while a walk-cache entry for va 0x%llx (%s, stale "
+		       "since event %llu) may still point at it", fr->level, (unsigned long long)pa,
+		       (unsigned long long)pp->va, tagname(pp->global, pp->asid, tb, sizeof(tb)),
+		       (unsigned long long)pp->since);
+}
+
+/* I1: a page freed while a TLB may still map it.  True if it reported. */
+static bool free_page_tlb_cached(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+{
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	char tb[32];
 	uint32_t hits[MAX_HITS];
 	uint32_t n = pt_machine_facts_mapping(m, pa, hits, MAX_HITS);
 	for (uint32_t i = 0; i < n; i++) {
@@ -1053,10 +1073,19 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		       "page 0x%llx freed while a TLB entry for va 0x%llx (%s, stale since event %llu) may still "
 		       "map it", (unsigned long long)pa, (unsigned long long)fa->va,
 		       tagname(fa->global, fa->asid, tb, sizeof(tb)), (unsigned long long)fa->since);
-		return;
+		return true;
 	}
+	return false;
+}
+
+/* I1: a page freed while a table still maps it */
+static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+{
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	char tb[32];
 	uint64_t leaves[MAX_HITS];
-	n = pt_machine_leaves_mapping(m, pa, leaves, MAX_HITS);
+	uint32_t n = pt_machine_leaves_mapping(m, pa, leaves, MAX_HITS);
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t tf = (uint32_t)(leaves[i] >> 9);
 		unsigned idx = leaves[i] & (PT_PTRS - 1);
@@ -1088,6 +1117,23 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	}
 }
 
+static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned cpu = cur_cpu(c);
+
+	if (free_store_pending(c, m, f, cpu))
+		return;
+	if (fr->state == PT_FS_TABLE) {
+		free_table(c, m, f, cpu);
+		return;
+	}
+	if (fr->state != PT_FS_DATA)
+		return;
+	if (!free_page_tlb_cached(c, m, f, cpu))
+		free_page_mapped(c, m, f, cpu);
+}
 
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
@@ -1414,13 +1460,11 @@ static void op_records_drop(struct pt_checker *c, uint32_t id)
 	}
 }
 
-static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+/* I6: kernel mappings this context created must be usable when it returns, and a kernel TLB
+ * invalidation it completed needs its ISB */
+static void end_kmaps(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
 {
-	struct pt_checker *c = ctx;
 	struct cpu_state *cs = &c->cpu[cpu];
-	char tb[32];
-
-	/* I6: kernel mappings this context created must be usable when it returns */
 	uint32_t me = pt_machine_context(m, cpu);
 	unsigned keep = 0;
 	bool reported = false;
@@ -1441,8 +1485,12 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		       pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)(cs->kinv_isb_event - 1));
 		cs->kinv_isb_event = 0;
 	}
+}
 
-	/* I2: translations this operation removed or reduced may still be cached */
+/* I2: translations this operation removed or reduced may still be cached */
+static void end_stale_tlb(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	char tb[32];
 	for (uint32_t i = 0; i < pt_machine_nfacts(m); i++) {
 		const struct pt_fact *f = pt_machine_fact(m, i);
 		if (f->op != op->id || lazily_flushed(m, f->va, pt_level_size(f->level)))
@@ -1456,7 +1504,11 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		       (unsigned long long)f->since);
 		break;
 	}
-	/* I2/I3: stores still in the store buffer at return: the old entry is walkable, let alone cached */
+}
+
+/* I2/I3: stores still in the store buffer at return: the old entry is walkable, let alone cached */
+static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
 	for (uint32_t i = 0; i < pt_machine_npending(m, cpu); i++) {
 		uint32_t f;
 		unsigned idx;
@@ -1489,7 +1541,12 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 			break;
 		}
 	}
-	/* I3: tables this operation unhooked or moved may still be walk-cached */
+}
+
+/* I3: tables this operation unhooked or moved may still be walk-cached */
+static void end_stale_walk(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	char tb[32];
 	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
 		const struct pt_pos *p = pt_machine_stale_pos(m, i);
 		if (p->op != op->id)
@@ -1505,6 +1562,15 @@ static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struc
 		       (unsigned long long)(s.desc & PT_DESC_OA_MASK), (unsigned long long)p->since);
 		break;
 	}
+}
+
+static void on_op_end(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
+{
+	struct pt_checker *c = ctx;
+	end_kmaps(c, m, cpu, op);
+	end_stale_tlb(c, m, cpu, op);
+	end_pending(c, m, cpu, op);
+	end_stale_walk(c, m, cpu, op);
 	/* I5: contiguous groups touched must be complete when the operation returns */
 	check_groups(c, cpu, op);
 	/* I8: an unmap that failed (EINVAL ...) unmapped nothing, by contract */
@@ -1641,6 +1707,7 @@ static void cpus_reset(struct pt_checker *c, unsigned ncpus)
 		struct cpu_state *cs = &c->cpu[i];
 		cs->kinv_isb_event = 0;
 		cs->ngroups = 0;
+		cs->group_hint = 0;
 		cs->nsnap = 0;
 		cs->op_snaps = 0;
 		cs->hang_op = 0;

@@ -26,12 +26,6 @@ void hmap_destroy(struct hmap *h)
 	h->slot = NULL;
 }
 
-void hmap_clear(struct hmap *h)
-{
-	memset(h->slot, 0xff, (h->mask + 1) * sizeof(*h->slot));
-	h->count = 0;
-}
-
 void hmap_reset(struct hmap *h, unsigned log2cap)
 {
 	if (h->mask + 1 != 1ull << log2cap) {
@@ -40,7 +34,8 @@ void hmap_reset(struct hmap *h, unsigned log2cap)
 		free(h->slot);
 		alloc_slots(h, 1ull << log2cap);
 	} else if (h->count) {
-		hmap_clear(h);
+		memset(h->slot, 0xff, (h->mask + 1) * sizeof(*h->slot));
+		h->count = 0;
 	}
 }
 

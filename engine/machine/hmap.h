@@ -36,7 +36,6 @@ static inline uint64_t hmap_mix(uint64_t x)
 
 void hmap_init(struct hmap *h, unsigned log2cap);
 void hmap_destroy(struct hmap *h);
-void hmap_clear(struct hmap *h);
 /*! hmap_reset() : empty, and exactly as hmap_init(h, log2cap) leaves it; free if already so. */
 void hmap_reset(struct hmap *h, unsigned log2cap);
 void hmap_insert(struct hmap *h, uint64_t key, uint64_t val);

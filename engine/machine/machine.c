@@ -43,6 +43,17 @@ struct pt_table {
 	uint64_t vis_tables[PT_PTRS / 64];
 };
 
+/* The first entry from i on that was stored to since the table was cleared (PT_PTRS: none). */
+static inline unsigned next_stored(const struct pt_table *t, unsigned i)
+{
+	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
+		uint64_t b = t->dirty[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
+		if (b)
+			return w * 64 + (unsigned)__builtin_ctzll(b);
+	}
+	return PT_PTRS;
+}
+
 struct pend_store {
 	uint32_t frame;
 	uint32_t idx;
@@ -99,6 +110,7 @@ struct cpu {
 	uint32_t ndrain;
 };
 
+#define FCACHE_SIZE 64u
 #define FCHUNK_SHIFT 9
 #define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
 #define NO_CHUNK UINT32_MAX
@@ -154,6 +166,9 @@ struct pt_machine {
 	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
 	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
+	/* entries of facts_by_va (and facts_by_oa) and of rmap by leaf level (1..3): a lookup by
+	 * level skips the levels nothing is at (most sessions have no 1G and few 2M leaves) */
+	uint32_t nfacts_at[PT_LEVELS], nrmap_at[PT_LEVELS];
 
 	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
 	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
@@ -166,7 +181,10 @@ struct pt_machine {
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
-	uint32_t last_frame;		/* frame_get()'s one-entry cache */
+	/* frames found last, by the low bits of their pfn: a walk alternates between tables and
+	 * data pages, a fault or an unmap runs through consecutive pages (a cache: an entry is used
+	 * only if its frame has that pfn, and a pfn has one frame) */
+	uint32_t frame_cache[FCACHE_SIZE];
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
@@ -260,25 +278,47 @@ static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
 	return c;
 }
 
+/* The frame of pfn if frame_cache holds it, else PT_NO_FRAME. */
+static inline uint32_t frame_cached(const struct pt_machine *m, uint64_t pfn)
+{
+	uint32_t f = m->frame_cache[pfn % FCACHE_SIZE];
+	return f < m->frames.n && m->frames.v[f].pfn == pfn ? f : PT_NO_FRAME;
+}
+
+/* The frame of pfn in chunk c (which holds it), created if there is none. */
+static uint32_t chunk_frame(struct pt_machine *m, struct frame_chunk *c, uint64_t pfn)
+{
+	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
+	if (*slot == PT_NO_FRAME) {
+		struct pt_frame f = { .pfn = pfn };
+		VEC_PUSH(m->frames, f);
+		*slot = m->frames.n - 1;
+	}
+	m->frame_cache[pfn % FCACHE_SIZE] = *slot;
+	return *slot;
+}
+
+/* The frames of n pages from pfn on, created where there are none, in order (as n calls of
+ * frame_get() create them), with a chunk lookup per chunk rather than per page. */
+static uint32_t frame_run(struct pt_machine *m, uint64_t pfn, unsigned i, struct frame_chunk **c)
+{
+	if (!*c || (*c)->key != (pfn + i) >> FCHUNK_SHIFT)
+		*c = chunk_get(m, pfn + i);
+	return chunk_frame(m, *c, pfn + i);
+}
+
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
-	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pfn)
-		return m->last_frame;	/* the same table again: the common case */
+	uint32_t hit = frame_cached(m, pfn);
+	if (hit != PT_NO_FRAME)
+		return hit;
 	struct frame_chunk *c = create ? chunk_get(m, pfn) : chunk_find(m, pfn);
 	if (!c)
 		return PT_NO_FRAME;
-	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
-	if (*slot != PT_NO_FRAME) {
-		m->last_frame = *slot;
-		return *slot;
-	}
-	if (!create)
+	if (!create && c->idx[pfn & (FCHUNK_FRAMES - 1)] == PT_NO_FRAME)
 		return PT_NO_FRAME;
-	struct pt_frame f = { .pfn = pfn };
-	VEC_PUSH(m->frames, f);
-	*slot = m->frames.n - 1;
-	return m->frames.n - 1;
+	return chunk_frame(m, c, pfn);
 }
 
 /* The pseudo address of the level -1 table holding the entry at pa (see ROOT_PFN_BASE). */
@@ -523,6 +563,7 @@ static void fact_index(struct pt_machine *m, uint32_t i)
 	const struct pt_fact *f = &m->facts.v[i];
 	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
 	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+	m->nfacts_at[f->level]++;
 }
 
 static void fact_unindex(struct pt_machine *m, uint32_t i)
@@ -533,6 +574,7 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	assert(a && b);
 	(void)a;
 	(void)b;
+	m->nfacts_at[f->level]--;
 }
 
 static void fact_del(struct pt_machine *m, uint32_t i)
@@ -614,10 +656,12 @@ static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32
 {
 	uint64_t key = va_key(desc_oa(m, d), level);
 	uint64_t val = (uint64_t)f << 9 | idx;
-	if (add)
+	if (add) {
 		hmap_insert(&m->rmap, key, val);
-	else
-		hmap_remove(&m->rmap, key, val);
+		m->nrmap_at[level]++;
+	} else if (hmap_remove(&m->rmap, key, val)) {
+		m->nrmap_at[level]--;
+	}
 }
 
 static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
@@ -730,7 +774,8 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 	if (!fr->level_known || !fr->tbl)
 		return;
 	uint64_t size = pt_level_size(fr->level);
-	for (unsigned i = 0; i < PT_PTRS; i++) {
+	/* in index order, the entries stored to only: the others are zero */
+	for (unsigned i = next_stored(fr->tbl, 0); i < PT_PTRS; i = next_stored(fr->tbl, i + 1)) {
 		uint64_t d = fr->tbl->visible[i];
 		if (!pt_desc_is_leaf(d, fr->level))
 			continue;
@@ -750,6 +795,8 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	/* leaves: single-page forms by lookup, the rest by scan */
 	if (t->size == pt_level_size(3)) {
 		for (unsigned level = 1; level <= 3; level++) {
+			if (!m->nfacts_at[level])
+				continue;
 			uint64_t key = va_key(t->va, level);
 			uint64_t it = hmap_first(&m->facts_by_va, key);
 			while (it != HMAP_END) {
@@ -998,8 +1045,9 @@ static void frame_release(struct pt_machine *m, uint32_t f);
 static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	unsigned n = 1u << ev->order;
+	struct frame_chunk *c = NULL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
 		struct pt_frame *fr = &m->frames.v[f];
 		if (fr->state == PT_FS_TABLE && fr->tbl) {
 			/*
@@ -1042,7 +1090,7 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 		while (t->first_pos != NO_POS)
 			pos_unlink(m, t->first_pos);
 		if (fr->level_known)
-			for (unsigned i = 0; i < PT_PTRS; i++)
+			for (unsigned i = next_stored(t, 0); i < PT_PTRS; i = next_stored(t, i + 1))
 				if (pt_desc_is_leaf(t->visible[i], fr->level))
 					rmap_update(m, t->visible[i], fr->level, f, i, false);
 		VEC_PUSH(m->table_pool, t);
@@ -1057,8 +1105,9 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
 	unsigned n = 1u << ev->order;
+	struct frame_chunk *c = NULL;
 	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_get(m, ev->pa + ((uint64_t)i << PT_PAGE_SHIFT), true);
+		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
 		OBS(m, frame_free, f);
 		frame_release(m, f);
 	}
@@ -1309,7 +1358,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
-	m->last_frame = PT_NO_FRAME;
+	memset(m->frame_cache, 0xff, sizeof(m->frame_cache));	/* PT_NO_FRAME */
 	return m;
 }
 
@@ -1344,6 +1393,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
 	m->facts.n = 0;
+	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
+	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
 	hmap_reset(&m->facts_by_va, LOG2_FACTS);
 	hmap_reset(&m->facts_by_oa, LOG2_FACTS);
 	hmap_reset(&m->rmap, LOG2_RMAP);
@@ -1360,7 +1411,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
 	m->last_cpu = 0;
-	m->last_frame = PT_NO_FRAME;
+	memset(m->frame_cache, 0xff, sizeof(m->frame_cache));
 	m->rules.n = 0;
 	m->locks_recorded = false;
 	m->lazy_areas.n = 0;
@@ -1434,17 +1485,109 @@ static bool event_keeps_tables(unsigned kind)
 	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
 }
 
-int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
-{
-	/* arch-level kinds are below the ops-level ones (event.h) */
-	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
-		return -1;
-	assert(ev->cpu < m->ncpus);
-	struct cpu *c = &m->cpu[ev->cpu];
-	m->cur = ev;
-	if (!event_keeps_tables(ev->kind))
-		m->walk_gen++;
+/* ---- the events without a section of their own ---- */
 
+static void ttbr0(struct pt_machine *m, const struct pt_event *ev)
+{
+	m->cpu[ev->cpu].asid = ev->asid;
+	uint32_t f = root_frame(m, ev->pa);
+	set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
+}
+
+/* An interrupt handler runs its own operations on top of the interrupted one. */
+static void irq_enter(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	/* the exception entry, a context synchronization event, in the interrupted context */
+	OBS(m, barrier, ev);
+	/* an interrupt handler runs its own operations on top of the interrupted one */
+	VEC_PUSH(c->irq_saved, c->op);
+	c->irq_depth++;
+	memset(&c->op, 0, sizeof(c->op));
+}
+
+static void irq_exit(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (!c->irq_depth)
+		return;
+	if (c->op.open)
+		OBS(m, op_end, ev->cpu, &c->op);
+	c->irq_depth--;
+	c->op = c->irq_saved.v[--c->irq_saved.n];
+}
+
+static void context_switch(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker
+	 * (and its TLB maintenance complete) wherever it runs next */
+	if (!(ev->flags & PT_SWITCH_NO_DSB))
+		dsb(m, ev->cpu, PT_BAR_ISH);
+	OBS(m, barrier, ev);
+	if (c->tid != ev->tid && !c->irq_depth) {
+		/* the operation a thread is inside goes with it: park the outgoing thread's,
+		 * take up the incoming thread's (a thread can migrate in the middle of an op) */
+		uint64_t slot = hmap_get(&m->parked, c->tid, HMAP_EMPTY);
+		if (slot == HMAP_EMPTY && c->op.open) {
+			VEC_PUSH(m->parked_ops, c->op);
+			hmap_set(&m->parked, c->tid, m->parked_ops.n - 1);
+		} else if (slot != HMAP_EMPTY) {
+			m->parked_ops.v[slot] = c->op;
+		}
+		slot = hmap_get(&m->parked, ev->tid, HMAP_EMPTY);
+		if (slot != HMAP_EMPTY) {
+			c->op = m->parked_ops.v[slot];
+			m->parked_ops.v[slot].open = false;
+		} else {
+			memset(&c->op, 0, sizeof(c->op));
+		}
+	}
+	c->tid = ev->tid;
+}
+
+static void migrate(struct pt_machine *m, const struct pt_event *ev)
+{
+	if (ev->len < m->ncpus)
+		m->cpu[ev->len].tid = ev->tid;
+}
+
+static void op_begin(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (c->op.open)
+		OBS(m, op_end, ev->cpu, &c->op);	/* an unterminated op ends where the next begins */
+	memset(&c->op, 0, sizeof(c->op));
+	c->op.open = true;
+	c->op.kind = ev->op;
+	c->op.asid = ev->asid;
+	c->op.id = ++m->next_op_id;
+	c->op.va = ev->va;
+	c->op.len = ev->len;
+	c->op.begin_event = m->event_index;
+	c->op.bound = ev->len2 ? ev->len2 : 64 * ((ev->len >> PT_PAGE_SHIFT) + 1) + 4096;
+	OBS(m, op_begin, ev->cpu, &c->op);
+}
+
+static void op_end(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (!c->op.open)
+		return;
+	c->op.err = (uint32_t)ev->len;
+	OBS(m, op_end, ev->cpu, &c->op);
+	c->op.open = false;
+}
+
+static void lock_rule(struct pt_machine *m, const struct pt_event *ev)
+{
+	struct lock_rule r = { root_frame(m, ev->pa), ev->op, ev->va };
+	VEC_PUSH(m->rules, r);
+}
+
+/* Apply an arch-level event of a kind the machine knows; false if it does not. */
+static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
+{
 	switch (ev->kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
 	case PT_EV_PT_ZERO: pt_zero(m, ev); break;
@@ -1458,110 +1601,48 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	case PT_EV_ISB: OBS(m, barrier, ev); break;
 	case PT_EV_TLBI: tlbi_issue(m, ev); break;
-	case PT_EV_TTBR0: {
-		c->asid = ev->asid;
-		uint32_t f = root_frame(m, ev->pa);
-		set_root(m, asid_root_slot(m, ev->asid), f, false, ev->asid, ev->cpu);
-		break;
-	}
+	case PT_EV_TTBR0: ttbr0(m, ev); break;
 	case PT_EV_TTBR1: set_root(m, &m->kernel_root, root_frame(m, ev->pa), true, 0, ev->cpu); break;
 	case PT_EV_ACCESS: OBS(m, access, ev); break;
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK: do_lock(m, ev, true); break;
 	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
-	case PT_EV_IRQ_ENTER:
-		/* the exception entry, a context synchronization event, in the interrupted context */
-		OBS(m, barrier, ev);
-		/* an interrupt handler runs its own operations on top of the interrupted one */
-		VEC_PUSH(c->irq_saved, c->op);
-		c->irq_depth++;
-		memset(&c->op, 0, sizeof(c->op));
-		break;
-	case PT_EV_IRQ_EXIT:
-		if (!c->irq_depth)
-			break;
-		if (c->op.open)
-			OBS(m, op_end, ev->cpu, &c->op);
-		c->irq_depth--;
-		c->op = c->irq_saved.v[--c->irq_saved.n];
-		break;
-	case PT_EV_SWITCH:
-		/* __switch_to(): dsb(ish) so that the outgoing thread's stores are visible to the walker
-		 * (and its TLB maintenance complete) wherever it runs next */
-		if (!(ev->flags & PT_SWITCH_NO_DSB))
-			dsb(m, ev->cpu, PT_BAR_ISH);
-		OBS(m, barrier, ev);
-		if (c->tid != ev->tid && !c->irq_depth) {
-			/* the operation a thread is inside goes with it: park the outgoing thread's,
-			 * take up the incoming thread's (a thread can migrate in the middle of an op) */
-			uint64_t slot = hmap_get(&m->parked, c->tid, HMAP_EMPTY);
-			if (slot == HMAP_EMPTY && c->op.open) {
-				VEC_PUSH(m->parked_ops, c->op);
-				hmap_set(&m->parked, c->tid, m->parked_ops.n - 1);
-			} else if (slot != HMAP_EMPTY) {
-				m->parked_ops.v[slot] = c->op;
-			}
-			slot = hmap_get(&m->parked, ev->tid, HMAP_EMPTY);
-			if (slot != HMAP_EMPTY) {
-				c->op = m->parked_ops.v[slot];
-				m->parked_ops.v[slot].open = false;
-			} else {
-				memset(&c->op, 0, sizeof(c->op));
-			}
-		}
-		c->tid = ev->tid;
-		break;
-	case PT_EV_MIGRATE:
-		if (ev->len < m->ncpus)
-			m->cpu[ev->len].tid = ev->tid;
-		break;
-	case PT_EV_BEGIN:
-		if (c->op.open)
-			OBS(m, op_end, ev->cpu, &c->op);	/* an unterminated op ends where the next begins */
-		memset(&c->op, 0, sizeof(c->op));
-		c->op.open = true;
-		c->op.kind = ev->op;
-		c->op.asid = ev->asid;
-		c->op.id = ++m->next_op_id;
-		c->op.va = ev->va;
-		c->op.len = ev->len;
-		c->op.begin_event = m->event_index;
-		c->op.bound = ev->len2 ? ev->len2 : 64 * ((ev->len >> PT_PAGE_SHIFT) + 1) + 4096;
-		OBS(m, op_begin, ev->cpu, &c->op);
-		break;
-	case PT_EV_END:
-		if (c->op.open) {
-			c->op.err = (uint32_t)ev->len;
-			OBS(m, op_end, ev->cpu, &c->op);
-			c->op.open = false;
-		}
-		break;
+	case PT_EV_IRQ_ENTER: irq_enter(m, ev); break;
+	case PT_EV_IRQ_EXIT: irq_exit(m, ev); break;
+	case PT_EV_SWITCH: context_switch(m, ev); break;
+	case PT_EV_MIGRATE: migrate(m, ev); break;
+	case PT_EV_BEGIN: op_begin(m, ev); break;
+	case PT_EV_END: op_end(m, ev); break;
 	case PT_EV_MM_EXIT: drop_asid(m, ev->asid); break;
-	case PT_EV_LOCK_RULE: {
-		struct lock_rule r = { root_frame(m, ev->pa), ev->op, ev->va };
-		VEC_PUSH(m->rules, r);
-		break;
-	}
+	case PT_EV_LOCK_RULE: lock_rule(m, ev); break;
 	case PT_EV_VMAP_AREA: vmap_area(m, ev); break;
 	case PT_EV_COMMENT: break;
-	default:
+	default: return false;
+	}
+	return true;
+}
+
+int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	/* arch-level kinds are below the ops-level ones (event.h) */
+	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
+		return -1;
+	assert(ev->cpu < m->ncpus);
+	m->cur = ev;
+	if (!event_keeps_tables(ev->kind))
+		m->walk_gen++;
+	if (!apply_event(m, ev)) {
 		m->cur = NULL;	/* no event is current once this one is refused */
 		return -1;
 	}
 	m->last_cpu = ev->cpu;
-	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT) {
-		c->op.steps++;
+	struct cpu *c = &m->cpu[ev->cpu];
+	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && ++c->op.steps > c->op.bound)
 		OBS(m, step, ev->cpu, &c->op);
-	}
 	m->event_index++;
 	m->cur = NULL;
 	return 0;
-}
-
-void pt_machine_finish(struct pt_machine *m)
-{
-	(void)m;
 }
 
 /* ---- queries ---- */
@@ -1572,16 +1653,21 @@ uint64_t pt_machine_kernel_base(const struct pt_machine *m) { return m->kernel_b
 
 unsigned pt_machine_cpus(const struct pt_machine *m) { return m->ncpus; }
 uint64_t pt_machine_event_index(const struct pt_machine *m) { return m->event_index; }
+uint64_t pt_machine_table_gen(const struct pt_machine *m) { return m->walk_gen; }
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m) { return m->cur; }
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &m->frames.v[idx]; }
 
 uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
-	if (m->last_frame != PT_NO_FRAME && m->frames.v[m->last_frame].pfn == pa >> PT_PAGE_SHIFT)
-		return m->last_frame;
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	uint32_t f = frame_cached(m, pfn);
+	if (f != PT_NO_FRAME)
+		return f;
 	const struct frame_chunk *c = chunk_find(m, pfn);
-	return c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+	f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+	if (f != PT_NO_FRAME)
+		((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
+	return f;
 }
 
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
@@ -1609,11 +1695,6 @@ uint32_t pt_machine_nstale_pos(const struct pt_machine *m) { return m->stale_pos
 const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i)
 {
 	return &m->pos.v[m->stale_pos.v[i]];
-}
-
-uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid)
-{
-	return kernel ? m->kernel_root : asid_root(m, asid);
 }
 
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu) { return &m->cpu[cpu].op; }
@@ -1785,7 +1866,7 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 			continue;
 		uint64_t x = mix2(fr->pfn, fr->state | (uint8_t)fr->level << 4 | fr->zero << 8 | (uint64_t)fr->order << 16);
 		if (fr->tbl)
-			for (unsigned j = 0; j < PT_PTRS; j++)
+			for (unsigned j = next_stored(fr->tbl, 0); j < PT_PTRS; j = next_stored(fr->tbl, j + 1))
 				if (fr->tbl->latest[j] | fr->tbl->visible[j])
 					x += mix2(j, mix2(fr->tbl->latest[j], fr->tbl->visible[j]));
 		h += hmap_mix(x);
@@ -1825,6 +1906,8 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 {
 	uint32_t n = 0;
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nfacts_at[level])
+			continue;
 		uint64_t key = va_key(pa, level);
 		for (uint64_t it = hmap_first(&m->facts_by_oa, key); it != HMAP_END;
 		     it = hmap_next(&m->facts_by_oa, key, it)) {
@@ -1841,6 +1924,8 @@ uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint
 {
 	uint32_t n = 0;
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nrmap_at[level])
+			continue;
 		uint64_t key = va_key(pa, level);
 		for (uint64_t it = hmap_first(&m->rmap, key); it != HMAP_END; it = hmap_next(&m->rmap, key, it))
 			if (n < max)
@@ -1863,6 +1948,8 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 	}
 	/* facts at the levels of blocks containing va, then every page inside */
 	for (unsigned level = 1; level <= 3; level++) {
+		if (!m->nfacts_at[level])
+			continue;
 		uint64_t lsize = pt_level_size(level);
 		uint64_t step = lsize >= size ? 0 : lsize;
 		uint64_t start = va & ~(lsize - 1);
@@ -1894,6 +1981,12 @@ const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)
 {
 	const struct pt_frame *fr = &m->frames.v[f];
 	return fr->state == PT_FS_TABLE ? fr->tbl->latest : NULL;
+}
+
+const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t f)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->dirty : NULL;
 }
 
 bool pt_machine_cont_group(const struct pt_machine *m, uint32_t f, unsigned group)

@@ -186,6 +186,7 @@ struct pt_observer {
 	void (*lock)(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended);
 	void (*table_zero_publish)(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx,
 				   uint32_t child);
+	/* an event of an op that has gone past its step bound (op->steps > op->bound): each one */
 	void (*step)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
 	/* __purge_vmap_area_lazy() hands the lazily freed areas inside [start, end) back to the
 	 * allocator (called before they leave the purge list) */
@@ -214,8 +215,6 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
  * return -1.  @return : 0 applied, -1 not an arch event.
  */
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
-/*! pt_machine_finish() : end of trace. */
-void pt_machine_finish(struct pt_machine *m);
 uint64_t pt_machine_hash(const struct pt_machine *m);
 
 /* ---- queries (for checkers, reports and the mm model) ---- */
@@ -230,6 +229,10 @@ uint64_t pt_machine_kernel_base(const struct pt_machine *m);
 /*! pt_machine_last_cpu() : the CPU of the last event applied (model reports between events). */
 unsigned pt_machine_last_cpu(const struct pt_machine *m);
 uint64_t pt_machine_event_index(const struct pt_machine *m);	/* index of the event being applied */
+/*! pt_machine_table_gen() : a count of the events applied that may have changed a table entry, a
+ * root, a frame or a store buffer (every kind but ACCESS, LOCK, UNLOCK, BEGIN, END, ISB and
+ * COMMENT): while it stays the same, so does every walk of the tables. */
+uint64_t pt_machine_table_gen(const struct pt_machine *m);
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m);
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx);
 /*! pt_machine_lookup() : frame index for a physical address, or PT_NO_FRAME. */
@@ -253,6 +256,10 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
 /*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t frame);
+/*! pt_machine_table_stored() : a bitmap of a table frame's entries (PT_PTRS / 64 words, bit i of
+ * word i / 64 for entry i) stored to since the table was made; an entry whose bit is clear is
+ * zero, latest and visible.  NULL if not a table. */
+const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t frame);
 /*! pt_machine_cont_group() : does group `group` (16 entries) of a table hold a CONT entry (latest)? */
 bool pt_machine_cont_group(const struct pt_machine *m, uint32_t frame, unsigned group);
 bool pt_machine_has_lock_rules(const struct pt_machine *m);
@@ -271,8 +278,6 @@ void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *star
 /*! pt_stale_is_harmless() : would a cached `oldd` still be correct, if less permissive, once `newd` is live
  * (descriptors in the format of lpa2)? */
 bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa2);
-/*! pt_machine_root() : root table frame for an ASID (kernel: global), or PT_NO_FRAME. */
-uint32_t pt_machine_root(const struct pt_machine *m, bool kernel, uint16_t asid);
 const struct pt_opctx *pt_machine_op(const struct pt_machine *m, unsigned cpu);
 /*! pt_machine_tid() : thread currently on cpu. */
 uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu);

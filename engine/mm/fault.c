@@ -166,18 +166,41 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	return 0;
 }
 
-int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write)
+/* May a fault at an address of VMA v (NULL: none) proceed?  (Otherwise SIGSEGV.) */
+static bool fault_vma_ok(const struct mm_vma *v, bool write)
+{
+	return v && !(write && !(v->prot & PT_PROT_WRITE)) && (v->prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC));
+}
+
+/*
+ * What a touch knows of the pages after the one it faulted: handle_mm_fault() found the page
+ * mapped by a leaf covering [lo, hi), and while no event changed a table since (gen, the
+ * machine's pt_machine_table_gen()) its walk of any page there finds that leaf again.
+ */
+struct fault_memo {
+	uint64_t lo, hi, gen;
+};
+
+static int __handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,
+			     bool write, struct fault_memo *fm)
 {
 	const char *prev = mm_site(mm, t, "handle_mm_fault");
 	struct mm_vma *v = find_vma(s, addr);
 	int rc = 0;
-	if (!v || (write && !(v->prot & PT_PROT_WRITE)) || !(v->prot & (PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC))) {
+	if (!fault_vma_ok(v, write)) {
 		rc = EFAULT;	/* SIGSEGV: no page-table change */
 		goto out;
 	}
 	struct pt_walk_result r;
-	if (pt_walk(mm->m, false, s->asid, addr, false, &r))
+	if (pt_walk(mm->m, false, s->asid, addr, false, &r)) {
+		if (fm) {
+			uint64_t size = pt_level_size((int)r.level);
+			fm->lo = ALIGN_DOWN(addr, size);
+			fm->hi = fm->lo + size;
+			fm->gen = pt_machine_table_gen(mm->m);
+		}
 		goto out;	/* already mapped */
+	}
 	if (!(v->flags & MM_VMA_HUGETLB) && ALIGN_DOWN(addr, PMD_SIZE) >= v->start &&
 	    do_huge_pmd_numa_page(mm, t, s, v, ALIGN_DOWN(addr, PMD_SIZE)))
 		goto out;
@@ -209,6 +232,26 @@ out:
 	return rc;
 }
 
+int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write)
+{
+	return __handle_mm_fault(mm, t, s, addr, write, NULL);
+}
+
+/*
+ * handle_mm_fault() of a page that fm says is mapped, without its walk: the VMA is looked up
+ * and judged as there, the walk would find the page mapped, and what the call leaves behind is
+ * its site restored.  Returns false where handle_mm_fault() must run.
+ */
+static bool fault_mapped(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write,
+			 const struct fault_memo *fm)
+{
+	if (addr < fm->lo || addr >= fm->hi || pt_machine_table_gen(mm->m) != fm->gen ||
+	    !fault_vma_ok(find_vma(s, addr), write))
+		return false;
+	mm_site(mm, t, t->site);
+	return true;
+}
+
 int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
 	struct mm_space *s = mm_space_get(mm, t, ev->asid);
@@ -218,10 +261,13 @@ int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 	if (end < start || end > (1ull << 48))
 		return EINVAL;
 	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, false);	/* faults run under mmap_lock for read */
+	struct fault_memo fm = { 0 };
 	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
 		if (!mm_step(mm, t))
 			break;
-		rc = handle_mm_fault(mm, t, s, a, ev->flags & PT_ACC_WRITE);
+		bool write = ev->flags & PT_ACC_WRITE;
+		if (!fault_mapped(mm, t, s, a, write, &fm))
+			rc = __handle_mm_fault(mm, t, s, a, write, &fm);
 		if (rc)
 			break;
 		struct pt_event acc = { .kind = PT_EV_ACCESS, .va = a, .asid = s->asid, .flags = ev->flags & 3 };

@@ -143,6 +143,7 @@ struct mm_space {
 	uint64_t pgd;			/* root table physical address */
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
+	uint32_t vma_hint;		/* find_vma()'s last answer (an index, checked before use) */
 	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 	unsigned tlb_flush_pending;	/* mm->tlb_flush_pending: mmu_gathers not yet finished */
 };

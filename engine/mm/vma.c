@@ -18,6 +18,11 @@
 
 struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 {
+	/* the VMAs are sorted and do not overlap: one that contains addr is the answer (a touch
+	 * or a fault asks for the pages of one VMA in turn) */
+	uint32_t h = s->vma_hint;
+	if (h < s->nvma && s->vma[h].start <= addr && addr < s->vma[h].end)
+		return &s->vma[h];
 	uint32_t lo = 0, hi = s->nvma;
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
@@ -26,7 +31,11 @@ struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 		else
 			hi = mid;
 	}
-	return lo < s->nvma && s->vma[lo].start <= addr ? &s->vma[lo] : NULL;
+	if (lo < s->nvma && s->vma[lo].start <= addr) {
+		s->vma_hint = lo;
+		return &s->vma[lo];
+	}
+	return NULL;
 }
 
 static uint32_t vma_slot(struct mm_space *s, uint64_t addr)

@@ -273,7 +273,7 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 }
 
 /* What a descriptor grants, in REF_* terms. */
-static uint64_t desc_flags(uint64_t d, bool kernel)
+static inline uint64_t desc_flags(uint64_t d, bool kernel)
 {
 	uint64_t f = REF_PRESENT;
 	if (!(d & PT_DESC_VALID))
@@ -299,6 +299,7 @@ struct walk_cache {
 	bool mapped;
 	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
 	const uint64_t *pte;		/* NULL: none cached */
+	const uint64_t *pte_stored;	/* its entries stored to (pt_machine_table_stored()) */
 	uint32_t pte_frame;
 	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
 };
@@ -328,6 +329,7 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 		return mapped;	/* outside the address space: nothing to cache */
 	if (r->level == 3 && pt_machine_table_latest(mm->m, r->frame)) {
 		wc->pte = pt_machine_table_latest(mm->m, r->frame);
+		wc->pte_stored = pt_machine_table_stored(mm->m, r->frame);
 		wc->pte_lo = ALIGN_DOWN(va, PMD_SIZE);
 		wc->pte_frame = r->frame;
 		return mapped;
@@ -431,16 +433,21 @@ static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped
  * fault writes its words itself: a folio mapped past vm_end would agree with them).  The
  * reference word gives the page's identity, and a NUMA hint that keeps it inaccessible.
  */
-static uint64_t want_in_vma(uint64_t want, const struct mm_vma *v)
+static inline uint64_t want_in_prot(uint64_t want, uint64_t vp)
 {
-	if (!v)
-		return 0;	/* outside every VMA nothing may be mapped */
 	if (!(want & REF_PRESENT))
 		return want;
 	/* the VMA's permissions bound the page's: fewer is legal (a hugetlb page write-protected
 	 * for fork's COW), more never */
-	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC, vp = ref_prot(v->prot);
+	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC;
 	return (want & ~(perm & ~vp)) | (vp & REF_NUMA);
+}
+
+static uint64_t want_in_vma(uint64_t want, const struct mm_vma *v)
+{
+	if (!v)
+		return 0;	/* outside every VMA nothing may be mapped */
+	return want_in_prot(want, ref_prot(v->prot));	/* vp: the VMA's permissions */
 }
 
 static uint64_t ref_want(struct mm_space *s, uint64_t va, struct walk_cache *wc)
@@ -541,21 +548,32 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 	if (!s->kernel && !v && !range) {
 		/* between VMAs the reference wants nothing: a page agrees where its PTE neither maps
 		 * a page nor holds a PAGE_NONE / NUMA hint (page_words() gives 0 for it) */
-		for (; va < stop; va += PAGE_SIZE) {
-			uint64_t d = wc->pte[(unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1)];
-			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
+		while (va < stop) {
+			unsigned i = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+			uint64_t more = wc->pte_stored[i / 64] >> (i % 64);
+			if (!more) {
+				va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
+				continue;
+			}
+			va += (uint64_t)__builtin_ctzll(more) * PAGE_SIZE;
+			if (va >= stop)
 				break;
+			uint64_t d = wc->pte[i + __builtin_ctzll(more)];
+			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
+				return va;
+			va += PAGE_SIZE;
 		}
-		return va;
+		return stop;
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	const uint64_t vp = v ? ref_prot(v->prot) : 0;
 	for (uint64_t first = va; va < stop; va += PAGE_SIZE) {
 		if (!s->kernel && !v && va != first)
 			return stop;	/* the range's entry gives every page the same answer, 0 wanted */
 		unsigned i = pt_index(va, 3);
 		uint64_t want = c && word_present(c, i) ? c->word[i] : 0, got;
 		if (!s->kernel)
-			want = want_in_vma(want, v);
+			want = v ? want_in_prot(want, vp) : 0;	/* want_in_vma() */
 		struct pt_walk_result r;
 		bool mapped;
 		if (range) {

@@ -255,7 +255,6 @@ unsigned pt_session_finish(struct pt_session *s)
 	unsigned before = pt_checker_count(s->c);
 	if (!s->finished) {
 		mm_model_finish(s->mm);	/* queued ops of scheduled threads run to completion */
-		pt_machine_finish(s->m);
 		for (unsigned i = before; i < pt_checker_count(s->c); i++) {
 			struct pt_violation *v = pt_checker_get_mut(s->c, i);
 			v->arch_event = v->event;
