@@ -3,9 +3,10 @@
  * huge_memory.c - the transparent huge PMD (mm/huge_memory.c): the split of a
  * THP into a PTE table (__split_huge_pmd_locked, with pmdp_invalidate() of
  * mm/pgtable-generic.c), the split at a new VMA boundary
- * (vma_adjust_trans_huge), and zap_huge_pmd() for the zap of memory.c.  (The
- * THP fault is in fault.c, change_huge_pmd in mprotect.c, move_huge_pmd in
- * mremap.c.)
+ * (vma_adjust_trans_huge), zap_huge_pmd() for the zap of memory.c, and the
+ * THP faults (do_huge_pmd_anonymous_page, do_huge_pmd_numa_page) for
+ * handle_mm_fault() in memory.c.  (change_huge_pmd is in mprotect.c,
+ * move_huge_pmd in mremap.c.)
  */
 #include "contpte.h"
 #include "tlb.h"
@@ -114,4 +115,59 @@ bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *t
 	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
 	tlb_remove_page_size(tlb, desc_pa(orig), 9);
 	return true;
+}
+
+/* ---- faults ---- */
+
+/*
+ * do_huge_pmd_numa_page() (mm/huge_memory.c): a fault on a THP the NUMA scan made
+ * PROT_NONE (change_huge_pmd() with MM_CP_PROT_NUMA: the block invalid, its TLB entries
+ * already flushed by pmdp_invalidate_ad()) restores the block with the VMA's protection,
+ * under the PMD lock, if the entry is still the hinted block (a split may have replaced it).
+ * Returns true if it did.
+ */
+bool do_huge_pmd_numa_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v,
+			   uint64_t haddr)
+{
+	uint64_t pmdp = mm_walk_entry(mm, t, s, haddr, 2);
+	if (!pmdp)
+		return false;
+	uint64_t pmd = mm_read(mm, t, pmdp);
+	if (pte_valid(pmd) || !(pmd & PT_DESC_PROTNONE) || (pmd & PT_DESC_TABLE))	/* a hinted block */
+		return false;
+	uint64_t ptl = pmdp & PAGE_MASK, page = desc_pa(pmd);
+	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+	bool same = mm_read(mm, t, pmdp) == pmd;
+	if (same)
+		mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* invalid -> valid: no break needed */
+	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+	if (same)
+		for (unsigned i = 0; i < 512; i++)
+			ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	return same;
+}
+
+/* do_huge_pmd_anonymous_page(): a 2M folio mapped by one PMD block; its PTE table is deposited. */
+int fault_thp(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v, uint64_t haddr)
+{
+	uint64_t pmdp = walk_alloc(mm, t, s, haddr, 2);
+	if (!pmdp)
+		return -1;
+	uint64_t pgtable = mm_alloc_table(mm, t, 3);		/* pte_alloc_one() for a later split */
+	uint64_t page = mm_alloc_pages(mm, t, 9, 0);
+	mm_dmb(mm, t, PT_BAR_ISHST);				/* __folio_mark_uptodate(): smp_wmb() */
+	uint64_t ptl = pmdp & PAGE_MASK;
+	mm_lock(mm, t, PT_LOCK_PMD, ptl, true);
+	if (!pte_none(mm_read(mm, t, pmdp))) {
+		mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+		mm_free_pages(mm, t, page, 9);
+		mm_free_table(mm, t, pgtable);
+		return 0;
+	}
+	hmap_set(&mm->deposit, pmdp, pgtable);		/* pgtable_trans_huge_deposit() */
+	mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* set_pmd_at(): user, no barriers */
+	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
+	for (unsigned i = 0; i < 512; i++)
+		ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	return 0;
 }

@@ -487,7 +487,9 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 
 /* ---- shared routines ---- */
 
-/*! handle_mm_fault() : fault in the page at addr (fault.c); 0, or EFAULT outside a VMA / without access. */
+/*! walk_alloc() : ensure the tables down to `level` exist for addr; the entry pa at that level (0: ENOMEM). */
+uint64_t walk_alloc(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, unsigned level);
+/*! handle_mm_fault() : fault in the page at addr (memory.c); 0, or EFAULT outside a VMA / without access. */
 int handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, bool write);
 /*! user_block_desc() : a user PMD block descriptor for a THP at pa. */
 uint64_t mk_user_pmd(uint64_t pa, unsigned prot);
@@ -543,6 +545,12 @@ void split_huge_pmd_if_needed(struct mm_model *mm, struct mm_thread *t, struct m
 			      uint64_t vm_start, uint64_t vm_end, uint64_t address);
 /*! zap_huge_pmd() : zap the THP at pmdp whole into tlb; false if it is no THP (any more). */
 bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb, uint64_t pmdp, uint64_t addr);
+/*! fault_thp() : do_huge_pmd_anonymous_page(): a 2M folio mapped by one PMD block, its PTE table deposited;
+ * 0, or -1 when the tables cannot be allocated. */
+int fault_thp(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v, uint64_t haddr);
+/*! do_huge_pmd_numa_page() : restore a THP the NUMA scan made PROT_NONE; true if it did. */
+bool do_huge_pmd_numa_page(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, struct mm_vma *v,
+			   uint64_t haddr);
 
 /* ---- op handlers (ops.c dispatches; each family lives in its own file) ---- */
 

@@ -3,7 +3,8 @@
  * vma.c - the VMA tree of an address space (mm/vma.c, mm/mmap.c): lookup,
  * insert, split at range edges, merge of compatible neighbours, removal,
  * and whether a range is all mapped or all free.  Sorted array, binary
- * search: the model's mms hold a handful of VMAs.  And munmap (mm/vma.c
+ * search: the model's mms hold a handful of VMAs.  And mmap (mm/mmap.c do_mmap
+ * -> __mmap_region, with MAP_FIXED's unmap and MAP_POPULATE's faults), and munmap (mm/vma.c
  * do_vmi_munmap -> vms_clear_ptes, the kernel's unmap_region), which updates the
  * tree first, then zaps (memory.c) and frees the page tables into one mmu_gather.
  *
@@ -288,4 +289,48 @@ int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event
 	ref_check_ranges(mm, t, s, v, n, start, end, "munmap");
 	free(v);
 	return rc;
+}
+
+/* ---- mmap (mm/mmap.c do_mmap -> mm/vma.c __mmap_region, and __mm_populate) ---- */
+
+int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
+{
+	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	uint64_t start = ev->va, len = ALIGN_UP(ev->len, PAGE_SIZE);
+	mm_site(mm, t, "do_mmap");
+	if (!len || !IS_ALIGNED(start, PAGE_SIZE) || start + len < start || start + len > TASK_SIZE)
+		return EINVAL;
+	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
+	if (!range_is_free(s, start, start + len)) {
+		if (!(ev->flags & PT_MAP_FIXED)) {
+			mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+			return ENOMEM;	/* the model does not pick another address */
+		}
+		/* MAP_FIXED replaces what was there, or fails as its unmap does (mmap_region():
+		 * a hugetlb VMA splits only at its huge page size, hugetlb_vm_op_split()) */
+		int rc = do_munmap(mm, t, s, start, len);
+		if (rc) {
+			mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+			return rc;
+		}
+	}
+	unsigned order = ev->order;
+	if (order != 0 && order != 4 && order != 9)
+		order = 0;
+	vma_insert(s, start, start + len, ev->prot, order, 0, mm->next_anon_id++);
+	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+	if (ev->flags & PT_MAP_POPULATE) {
+		/* __mm_populate(): after do_mmap() dropped the lock for write, the faults run under
+		 * mmap_lock for read, like any fault; a munmap or mremap in between waits for them,
+		 * and a fault that finds the VMA gone stops (handle_mm_fault() fails) */
+		mm_lock(mm, t, PT_LOCK_MMAP, s->asid, false);
+		for (uint64_t a = start; a < start + len; a += PAGE_SIZE)
+			if (handle_mm_fault(mm, t, s, a, ev->prot & PT_PROT_WRITE) || !mm_step(mm, t))
+				break;
+		mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
+	}
+	ref_check(mm, t, s, start, start + len, "mmap");
+	if (ev == mm->res_ev)
+		mm->res.addr = start;
+	return 0;
 }
