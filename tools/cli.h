@@ -236,6 +236,9 @@ void json_bool(struct json *j, bool v);
 void json_null(struct json *j);
 /*! json_end() : finish the document (newline). */
 void json_end(struct json *j);
+/*! import_json_begin() : (cmd_import.c) open an importer's --json document on stdout with its
+ * "input" and "output" members; the importer adds its counts and closes it. */
+void import_json_begin(struct json *j, const char *in, const char *out);
 
 /* ---- report.c: how a violation reads ---- */
 

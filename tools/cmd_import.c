@@ -29,16 +29,21 @@ void help_import_casemate(FILE *f)
 	      f);
 }
 
+void import_json_begin(struct json *j, const char *in, const char *out)
+{
+	json_init(j, stdout);
+	json_object_begin(j);
+	json_key(j, "input");
+	json_string(j, in);
+	json_key(j, "output");
+	json_string(j, out);
+}
+
 static void info_json(const char *in, const char *out, const struct pt_casemate_info *info)
 {
 	struct json j;
 
-	json_init(&j, stdout);
-	json_object_begin(&j);
-	json_key(&j, "input");
-	json_string(&j, in);
-	json_key(&j, "output");
-	json_string(&j, out);
+	import_json_begin(&j, in, out);
 	json_key(&j, "records");
 	json_u64(&j, info->records);
 	json_key(&j, "events");

@@ -59,12 +59,7 @@ static void info_json(const char *in, const char *out, const struct pt_ftrace_in
 	};
 	struct json j;
 
-	json_init(&j, stdout);
-	json_object_begin(&j);
-	json_key(&j, "input");
-	json_string(&j, in);
-	json_key(&j, "output");
-	json_string(&j, out);
+	import_json_begin(&j, in, out);
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 		json_key(&j, counts[i].key);
 		json_u64(&j, counts[i].v);
