@@ -282,8 +282,9 @@ static uint64_t pte_offset_map_lock(struct mm_model *mm, struct mm_thread *t, ui
 	return 0;
 }
 
-/* change_pte_range(): the PTEs of [addr, end) under one PMD; -EAGAIN if the PMD is no
- * longer a PTE table, for change_pmd_range() to look at it again */
+/* change_pte_range(): the PTEs of [addr, end) under one PMD; EAGAIN if the PMD is no
+ * longer a PTE table, for change_pmd_range() to look at it again (the model's errno values
+ * are positive, mm.h; the kernel's -EAGAIN) */
 static int change_pte_range(struct prot_op *op, uint64_t pmdp, uint64_t addr, uint64_t end)
 {
 	struct mm_model *mm = op->mm;
@@ -293,7 +294,7 @@ static int change_pte_range(struct prot_op *op, uint64_t pmdp, uint64_t addr, ui
 
 	uint64_t table = pte_offset_map_lock(mm, t, pmdp);
 	if (!table) {
-		ret = -EAGAIN;
+		ret = EAGAIN;
 		goto out;
 	}
 	arch_enter_lazy_mmu_mode(mm, t);
@@ -399,7 +400,7 @@ again:
 		}
 		/* the PMD changed under us (zapped, refaulted as a THP, split): look at it again,
 		 * as the kernel does, rather than leave its PTEs unprotected */
-		if (change_pte_range(op, pmdp, addr, next) < 0 && !t->hung)
+		if (change_pte_range(op, pmdp, addr, next) == EAGAIN && !t->hung)
 			goto again;
 	} while (pmdp += 8, addr = next, addr != end);
 }

@@ -178,11 +178,12 @@ static int move_ptes(struct mm_model *mm, struct mm_thread *t, struct pagetable_
 	if (pmc->need_rmap_locks)
 		take_rmap_locks(mm, t, pmc);
 
-	/* pte_offset_map_lock() fails if the pmd is no longer a table (a racing collapse): -EAGAIN */
+	/* pte_offset_map_lock() fails if the pmd is no longer a table (a racing collapse): EAGAIN
+	 * (positive, as every errno of the model, mm.h; the kernel's -EAGAIN) */
 	uint64_t old_pmd = mm_read(mm, t, old_pmdp);
 	uint64_t new_pmd = mm_read(mm, t, new_pmdp);
 	if (!pmd_table_present(old_pmd) || !pmd_table_present(new_pmd)) {
-		err = -EAGAIN;
+		err = EAGAIN;
 		goto out;
 	}
 	/* no ordering between the two PTLs: the exclusive mmap_lock prevents a deadlock */
@@ -558,7 +559,7 @@ again:
 			continue;
 		if (!pte_alloc(mm, t, s, new_pmd))
 			break;
-		if (move_ptes(mm, t, pmc, extent, old_pmd, new_pmd) < 0) {
+		if (move_ptes(mm, t, pmc, extent, old_pmd, new_pmd) == EAGAIN) {
 			if (!mm_step(mm, t))
 				break;
 			goto again;

@@ -387,7 +387,11 @@ static int vmap_small_pages_range_noflush(struct vmap_op *op, uint64_t addr, uin
 /* ---- unmapping ---- */
 
 /* vunmap_pte_range() (mm/vmalloc.c, seed 000 #08, #10): each contpte block cleared whole with
- * huge_ptep_get_and_clear(), 4K ptes one by one; no TLB maintenance (the caller's) */
+ * huge_ptep_get_and_clear(), 4K ptes one by one; no TLB maintenance (the caller's).
+ * The vunmap_*() walkers take the child table where the kernel's (and the model's vmap_*())
+ * take the parent entry: the kernel reads that entry twice (pmd_none_or_clear_bad(), then
+ * pte_offset_kernel()), the model once in the caller, since each read is a scheduling point
+ * and the range's owner is the only writer of its kernel tables. */
 static void vunmap_pte_range(struct vmap_op *op, uint64_t table, uint64_t addr, uint64_t end)
 {
 	struct mm_model *mm = op->mm;
