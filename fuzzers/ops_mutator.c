@@ -116,7 +116,7 @@ static struct rec_class classify(const uint8_t *r, size_t len)
 		c.cpu = r[3];
 		c.kmap = kind == PT_EV_VMALLOC || kind == PT_EV_VMAP;
 		c.kernel = c.kmap || kind == PT_EV_VUNMAP || kind == PT_EV_VFREE ||
-			   (kind == PT_EV_HUGETLB && literal_va(r, len) >= 0xffff000000000000ull);
+			   (kind == PT_EV_HUGETLB && literal_va(r, len) >= PT_KERNEL_VA_BASE);
 		c.huge_set = c.kernel && kind == PT_EV_HUGETLB && r[4] == PT_HUGE_SET;
 		c.thread = kind == PT_EV_THREAD;
 		return c;

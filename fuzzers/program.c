@@ -21,8 +21,6 @@
 #define G1 0x40000000ull
 
 #define RW (PT_PROT_READ | PT_PROT_WRITE)
-#define USER_TOP (1ull << 48)
-#define PT_KERNEL_VA 0xffff000000000000ull	/* TTBR1: the kernel's half */
 #define VMALLOC_START 0xffff800008000000ull	/* the model's vmalloc space (engine/mm) */
 #define VMALLOC_END 0xfffffbfff0000000ull
 
@@ -252,7 +250,7 @@ static uint64_t user_addr(struct dec *d, uint8_t b, uint8_t sub)
 		/* next to, or inside, a region the program made: overlaps and reuse */
 		struct region *r = &d->reg[b % d->nreg];
 		base = sub & 1 ? r->va + r->len : r->va + offset_in(r->len, sub >> 1, 0);
-		return base < USER_TOP - PT_PROG_MAX_LEN ? base : user_base[0];
+		return base < PT_USER_VA_END - PT_PROG_MAX_LEN ? base : user_base[0];
 	}
 	base = user_base[b % 8];
 	return base + skew[sub % 10];
@@ -764,7 +762,7 @@ static void op_irq(struct dec *d, const uint8_t *r)
  */
 static void huge_owner(struct dec *d, struct bank *h, const struct pt_event *e)
 {
-	if (h->pa >= PT_KERNEL_VA)
+	if (h->pa >= PT_KERNEL_VA_BASE)
 		h->owner = context_of(d, e->cpu, false);
 }
 
@@ -774,7 +772,7 @@ static bool huge_ok(struct dec *d, struct pt_event *e)
 	unsigned i;
 	/* on init_mm only set_huge_pte_at() and clear_flush() have callers (vmap of huge
 	 * pages, seed 000 #09); wrprotect and access flags are for user hugetlb faults */
-	if (e->va >= PT_KERNEL_VA && (e->op == PT_HUGE_WRPROTECT || e->op == PT_HUGE_ACCESS_FLAGS))
+	if (e->va >= PT_KERNEL_VA_BASE && (e->op == PT_HUGE_WRPROTECT || e->op == PT_HUGE_ACCESS_FLAGS))
 		return false;
 	for (i = 0; i < d->nhset; i++)
 		if (d->hset[i].pa == e->va && d->hset[i].len == e->len)
@@ -834,7 +832,7 @@ static void op_hugetlb(struct dec *d, const uint8_t *r)
 		const struct bank *h = &d->hset[r[4] % d->nhset];
 		e.va = h->pa;
 		e.len = h->len;
-		e.asid = h->pa >= PT_KERNEL_VA ? 0 : 1;
+		e.asid = h->pa >= PT_KERNEL_VA_BASE ? 0 : 1;
 		if (d->nthr)
 			e.cpu = d->thr[r[1] % d->nthr].cpu;	/* by a thread: it may stop mid-op */
 	}
@@ -965,7 +963,7 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
  * not have run yet is making, changing or freeing (see op_access()). */
 static bool kernel_access_ok(const struct dec *d, const struct pt_event *e)
 {
-	if (e->va < PT_KERNEL_VA)
+	if (e->va < PT_KERNEL_VA_BASE)
 		return true;
 	for (unsigned i = 0; i < d->narea; i++)
 		if (d->area[i].last && e->va >= d->area[i].va && e->va - d->area[i].va < d->area[i].len)
@@ -1002,8 +1000,8 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 	if (!pt_event_valid(e, d->cpus))
 		return false;
 	if (user_kind(e->kind)) {
-		if (e->asid == 0 || e->va >= USER_TOP || e->len > PT_PROG_MAX_LEN || e->len2 > PT_PROG_MAX_LEN ||
-		    e->va2 >= USER_TOP)
+		if (e->asid == 0 || e->va >= PT_USER_VA_END || e->len > PT_PROG_MAX_LEN || e->len2 > PT_PROG_MAX_LEN ||
+		    e->va2 >= PT_USER_VA_END)
 			return false;
 		if (e->kind == PT_EV_TOUCH && e->len > PT_PROG_MAX_TOUCH)
 			return false;
@@ -1033,7 +1031,7 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 		if (e->kind == PT_EV_VMAP && !(e->pa + e->len <= ALLOC_PA_BASE || e->pa >= BANK_PA_BASE))
 			return false;
 		if (e->len == 0 || e->len > (e->flags & PT_MAP_HUGE ? PT_PROG_MAX_KHUGE : PT_PROG_MAX_KLEN) ||
-		    e->va < PT_KERNEL_VA)
+		    e->va < PT_KERNEL_VA_BASE)
 			return false;
 		return area_new(d, e, irq);
 	}

@@ -256,6 +256,15 @@ bool pt_event_eq(const struct pt_event *a, const struct pt_event *b);
 /*! pt_header_eq() : a and b are the same header, every field a trace carries. */
 bool pt_header_eq(const struct pt_header *a, const struct pt_header *b);
 
+/* ---- the 48-bit VA layout ---- */
+
+/* Every layer's one spelling of the 48-bit VA space (va_bits=48 in the header; an lpa2 trace,
+ * 52-bit, holds arch-level events only): user addresses below PT_USER_VA_END (TTBR0's
+ * 2^48 bytes, the kernel's TASK_SIZE), kernel ones from PT_KERNEL_VA_BASE (TTBR1's). */
+#define PT_VA_BITS		48u
+#define PT_USER_VA_END		(1ull << PT_VA_BITS)
+#define PT_KERNEL_VA_BASE	(0ull - PT_USER_VA_END)
+
 /* ---- arm64 descriptors (VMSAv8-64, 4K granule, stage 1) ---- */
 
 #define PT_DESC_VALID	(1ull << 0)

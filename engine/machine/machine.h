@@ -40,7 +40,6 @@
 #define PT_PTRS 512u
 #define PT_CONT_PTES 16u		/* CONT_PTES for the 4K granule */
 #define PT_CONT_PMDS 16u		/* CONT_PMDS for the 4K granule */
-#define PT_KERNEL_VA_BASE 0xffff000000000000ull	/* TTBR1 region for 48-bit VAs */
 #define PT_NO_FRAME UINT32_MAX
 
 /*

@@ -65,18 +65,17 @@
  * va_bits of every trace the model runs: a trace with lpa2=1 (52-bit VAs) may
  * hold arch-level events only (traces/reader.c refuses its ops-level events).
  * TASK_SIZE is the top of a user address space (TTBR0's 2^VA_BITS bytes),
- * PAGE_OFFSET the first VA of TTBR1's, where the linear map starts (the
- * machine's PT_KERNEL_VA_BASE).
+ * PAGE_OFFSET the first VA of TTBR1's, where the linear map starts (event.h's
+ * PT_VA_BITS, PT_USER_VA_END and PT_KERNEL_VA_BASE, which every layer uses).
  */
-#define VA_BITS		48
-#define TASK_SIZE	(1ull << VA_BITS)
+#define VA_BITS		PT_VA_BITS
+#define TASK_SIZE	PT_USER_VA_END
 #define VMALLOC_START	0xffff800008000000ull
 #define VMALLOC_END	0xfffffbfff0000000ull
-#define PAGE_OFFSET	(0 - (1ull << VA_BITS))	/* linear map */
+#define PAGE_OFFSET	PT_KERNEL_VA_BASE	/* linear map */
 #define FIXADDR_TOP	0xfffffbfffe800000ull
 #define KERNEL_TEXT_VA	0xffff800008010000ull	/* in the kernel image, at VMALLOC_START (KIMAGE_VADDR): no model op maps it */
 #define PHYS_BASE	0x80000000ull		/* first physical address the allocator hands out */
-_Static_assert(PAGE_OFFSET == PT_KERNEL_VA_BASE, "the model's TTBR1 region is the machine's");
 
 /* ---- variants: decision points that the bug zoo switches (issue: races and the bug zoo) ---- */
 enum mm_variant_id {

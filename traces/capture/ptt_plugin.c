@@ -52,7 +52,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define OA_MASK_LPA2 0x0003fffffffff000ull	/* FEAT_LPA2: OA[49:12]; OA[51:50] in bits [9:8] */
 #define TTBR_BADDR 0x0000fffffffffffeull
 #define TTBR_BADDR_LPA2 0x0000ffffffffffc0ull	/* BADDR[47:6]; BADDR[51:48] in TTBR[5:2] */
-#define KERNEL_VA 0xffff000000000000ull
+#define KERNEL_VA 0xffff000000000000ull	/* traces/event.h PT_KERNEL_VA_BASE: the plugin builds against QEMU's headers alone */
 
 /* The marker: HINT #0x6a (unallocated hint space: executes as a NOP).
  * x0 = MAGIC, x1 = command, x2.. = arguments. */

@@ -33,8 +33,6 @@
 #define CM_PAGE_MASK (~(CM_PAGE - 1))
 #define CM_MAX_INIT (1ull << 30)	/* largest mem-init / mem-free / mem-set, bytes */
 #define CM_TLBI_PAGE_MASK ((1ull << 44) - 1)	/* Xt[43:0]: VA[55:12] / IPA[55:12] */
-#define CM_VA_LIMIT (1ull << 48)
-#define CM_TTBR1_BASE 0xffff000000000000ull	/* the TTBR1 half of a 48-bit VA space */
 #define CM_COMMENT_MAX 1024
 #define NELEMS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -827,7 +825,7 @@ static int frame_range(struct cm_conv *x, const struct cm_ev *e, uint64_t *first
 	*first = *last = 0;	/* defined on every return, not only on success */
 	if (!sz)
 		return 1;
-	if (sz > CM_MAX_INIT || a + sz < a || a + sz > CM_VA_LIMIT)
+	if (sz > CM_MAX_INIT || a + sz < a || a + sz > PT_USER_VA_END)
 		return errat(x->err, x->name, e->line, e->col,
 			     "expected a %s range inside 48-bit physical memory of at most 1 GiB, got address "
 			     "0x%llx size 0x%llx",
@@ -1001,7 +999,7 @@ static int check_tlbi(struct cm_conv *x, const struct cm_ev *e)
 		return errat(x->err, x->name, e->line, e->col, "expected (value HEX) for TLBI %s", t->cm);
 	if (!by_addr && e->set[F_B])
 		return errat(x->err, x->name, e->line, e->col, "expected no (value ...) for TLBI %s", t->cm);
-	if (by_addr && ((e->num[F_B] & CM_TLBI_PAGE_MASK) << 12) >= CM_VA_LIMIT)
+	if (by_addr && ((e->num[F_B] & CM_TLBI_PAGE_MASK) << 12) >= PT_USER_VA_END)
 		return errat(x->err, x->name, e->line, e->col, "expected a TLBI address below 2^48, got 0x%llx",
 			     (unsigned long long)((e->num[F_B] & CM_TLBI_PAGE_MASK) << 12));
 	return 0;
@@ -1361,7 +1359,7 @@ static int emit_tlbi(struct cm_conv *x, const struct cm_ev *e, unsigned cpu)
 	if (t->scope == SC_EL2_VA || t->scope == SC_IPA) {
 		uint64_t addr = (e->num[F_B] & CM_TLBI_PAGE_MASK) << 12;
 		unsigned ttl = (unsigned)(e->num[F_B] >> 44) & 0xf;
-		ev.va = t->scope == SC_EL2_VA ? CM_TTBR1_BASE | addr : addr;
+		ev.va = t->scope == SC_EL2_VA ? PT_KERNEL_VA_BASE | addr : addr;
 		/* TTL[3:2] = 0b00: no hint; else TTL[1:0] is the level (0: none in ptfuzz) */
 		if (ttl >= 4)
 			ev.level = (uint8_t)(ttl & 3);

@@ -18,7 +18,6 @@
 
 #define FT_LINE_MAX (64u * 1024)	/* longest input line accepted */
 #define FT_PAGE 4096ull
-#define FT_TASK_SIZE (1ull << 48)
 #define FT_COMMENT_MAX 1000u
 
 /* Linux uapi values (asm-generic/mman-common.h, mman.h; arm64 uses the generic ones) */
@@ -314,10 +313,10 @@ static bool rs_overlaps(const struct space *s, uint64_t a, uint64_t b)
 static void page_range(uint64_t a, uint64_t len, uint64_t *s, uint64_t *e)
 {
 	uint64_t end = a + len;
-	if (end < a || end > FT_TASK_SIZE)
-		end = FT_TASK_SIZE;
+	if (end < a || end > PT_USER_VA_END)
+		end = PT_USER_VA_END;
 	*s = a & ~(FT_PAGE - 1);
-	*e = end > FT_TASK_SIZE - FT_PAGE ? FT_TASK_SIZE : (end + FT_PAGE - 1) & ~(FT_PAGE - 1);
+	*e = end > PT_USER_VA_END - FT_PAGE ? PT_USER_VA_END : (end + FT_PAGE - 1) & ~(FT_PAGE - 1);
 	if (*s > *e)
 		*s = *e;
 }
@@ -1069,7 +1068,7 @@ static int marker_mapped(struct ft *x, const char *m, uint32_t pid, uint32_t key
 	uint16_t asid;
 	if (asid_of(x, key, &asid))
 		return -1;
-	if (e > FT_TASK_SIZE) {
+	if (e > PT_USER_VA_END) {
 		x->info.skipped++;
 		return comment(x, "line %u: mapped before the trace: %s 0x%llx-0x%llx: skipped: beyond the "
 			       "user address space", x->line, *name ? name : "(anonymous)", (unsigned long long)s,
