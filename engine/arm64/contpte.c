@@ -56,10 +56,7 @@ uint64_t __get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, uin
 		if (!mm_step(mm, t))
 			break;
 		uint64_t tmp = __ptep_get_and_clear(mm, t, ptep + 8ull * i);
-		if (pte_dirty(tmp))
-			pte = pte_mkdirty(pte);
-		if (pte_young(tmp))
-			pte = pte_mkyoung(pte);
+		pte = pte_gather_ad(pte, tmp);
 	}
 	return pte;
 }
@@ -95,10 +92,7 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 		if (!mm_step(mm, t))
 			break;
 		uint64_t ptent = __ptep_get_and_clear(mm, t, start_ptep + 8ull * i);
-		if (pte_dirty(ptent))
-			pte = pte_mkdirty(pte);
-		if (pte_young(ptent))
-			pte = pte_mkyoung(pte);
+		pte = pte_gather_ad(pte, ptent);
 	}
 	/* the break must be complete on every CPU before the make (BBM) */
 	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, /*last_level=*/true, 3);
@@ -244,10 +238,7 @@ uint64_t contpte_ptep_get(struct mm_model *mm, struct mm_thread *t, uint64_t pte
 	uint64_t p = contpte_align_down(ptep);
 	for (unsigned i = 0; i < CONT_PTES; i++, p += 8) {
 		uint64_t pte = __ptep_get(mm, t, p);
-		if (pte_dirty(pte))
-			orig_pte = pte_mkdirty(orig_pte);
-		if (pte_young(pte))
-			orig_pte = pte_mkyoung(orig_pte);
+		orig_pte = pte_gather_ad(orig_pte, pte);
 	}
 	return orig_pte;
 }

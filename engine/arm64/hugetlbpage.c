@@ -165,12 +165,8 @@ static uint64_t get_clear_contig(struct mm_model *mm, struct mm_thread *t, uint6
 			break;
 		ptep += 8;
 		uint64_t tmp = ptep_get_and_clear_anysz(mm, t, ptep, pgsize);
-		if (present) {
-			if (pte_dirty(tmp))
-				pte = pte_mkdirty(pte);
-			if (pte_young(tmp))
-				pte = pte_mkyoung(pte);
-		}
+		if (present)
+			pte = pte_gather_ad(pte, tmp);
 	}
 	return pte;
 }
@@ -264,10 +260,7 @@ uint64_t huge_ptep_get(struct mm_model *mm, struct mm_thread *t, struct mm_space
 	unsigned ncontig = find_num_contig(mm, t, s, addr, ptep, &pgsize);
 	for (unsigned i = 0; i < ncontig; i++) {
 		uint64_t pte = __ptep_get(mm, t, ptep + 8ull * i);
-		if (pte_dirty(pte))
-			orig = pte_mkdirty(orig);
-		if (pte_young(pte))
-			orig = pte_mkyoung(orig);
+		orig = pte_gather_ad(orig, pte);
 	}
 	return orig;
 }
@@ -353,10 +346,7 @@ int huge_ptep_set_access_flags(struct mm_model *mm, struct mm_thread *t, struct 
 	MM_WARN_ON(mm, t, !pte_present(orig), "huge-pte-not-present", addr,
 		   "huge_ptep_set_access_flags: the range was not present");
 	/* do not lose the dirty or young state the hardware set meanwhile */
-	if (pte_dirty(orig))
-		pte = pte_mkdirty(pte);
-	if (pte_young(orig))
-		pte = pte_mkyoung(pte);
+	pte = pte_gather_ad(pte, orig);
 	set_ptes_anysz(mm, t, s, ptep, pte, ncontig, pgsize);
 	return 1;
 }

@@ -389,6 +389,16 @@ static inline uint64_t pte_wrprotect(uint64_t pte)
 	return (pte & ~PT_DESC_DBM) | PT_DESC_RDONLY;
 }
 static inline uint64_t pte_advance_pa(uint64_t pte, uint64_t nr) { return pte + nr * PAGE_SIZE; }
+/* pte_gather_ad(): pte with the dirty and young state of from added (a contiguous range's
+ * access/dirty are those of any of its entries; a hardware update must not be lost) */
+static inline uint64_t pte_gather_ad(uint64_t pte, uint64_t from)
+{
+	if (pte_dirty(from))
+		pte = pte_mkdirty(pte);
+	if (pte_young(from))
+		pte = pte_mkyoung(pte);
+	return pte;
+}
 
 /* Entry physical address of va's PGD/PUD/PMD/PTE entry in space s, walking existing tables
  * (program order); 0 if a level on the way is not a table. */

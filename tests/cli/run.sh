@@ -675,32 +675,29 @@ case_convert_output_option() {
 	cmp want.ptt.zst got.ptt.zst || fail "convert -f -o did not replace got.ptt.zst"
 }
 
+# import_replaces_only_with_f CMD IN OUT: CMD IN -o OUT refuses an existing OUT (left as it
+# was) and replaces it with -f, with the same bytes as a fresh import
+import_replaces_only_with_f() {
+	pf "$1" "$2" -o "want-$3"
+	expect_rc 0
+	echo old >"$3"
+	expect_usage_error "$1" "$2" -o "$3"
+	err_has "$3 exists; -f replaces it"
+	[ "$(cat "$3")" = old ] || fail "$1 without -f changed $3"
+	pf "$1" -f "$2" -o "$3"
+	expect_rc 0
+	cmp "want-$3" "$3" || fail "$1 -f did not replace $3"
+}
+
 # the importers replace an existing OUT only with -f, as convert does
 case_import_existing_output() {
 	ftrace=$here/../traces/examples/ftrace-6.1-workload.ftrace
-	pf import-ftrace "$ftrace" -o want.ptt
-	expect_rc 0
-	echo old >out.ptt
-	expect_usage_error import-ftrace "$ftrace" -o out.ptt
-	err_has "out.ptt exists; -f replaces it"
-	[ "$(cat out.ptt)" = old ] || fail "import-ftrace without -f changed out.ptt"
-	pf import-ftrace -f "$ftrace" -o out.ptt
-	expect_rc 0
-	cmp want.ptt out.ptt || fail "import-ftrace -f did not replace out.ptt"
+	import_replaces_only_with_f import-ftrace "$ftrace" out.ptt
 	pf import-ftrace --force "$ftrace" -o - 
 	expect_rc 0
-	cmp want.ptt out || fail "import-ftrace -o - differs from the file"
+	cmp want-out.ptt out || fail "import-ftrace -o - differs from the file"
 	if has_casemate; then
-		pf import-casemate "$DATA/casemate-bbm.log" -o bbm.ptt
-		expect_rc 0
-		cp bbm.ptt want-bbm.ptt
-		echo old >bbm.ptt
-		expect_usage_error import-casemate "$DATA/casemate-bbm.log" -o bbm.ptt
-		err_has "bbm.ptt exists; -f replaces it"
-		[ "$(cat bbm.ptt)" = old ] || fail "import-casemate without -f changed bbm.ptt"
-		pf import-casemate -f "$DATA/casemate-bbm.log" -o bbm.ptt
-		expect_rc 0
-		cmp want-bbm.ptt bbm.ptt || fail "import-casemate -f did not replace bbm.ptt"
+		import_replaces_only_with_f import-casemate "$DATA/casemate-bbm.log" bbm.ptt
 	fi
 	return 0
 }
