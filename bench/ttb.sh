@@ -10,10 +10,12 @@
 #
 #   bench/ttb.sh [--engines libfuzzer,afl] [--trials N] [--budget S]
 #                [--start seeds|empty] [--mutator on|off] [--variants a,b,...]
-#                [--out DIR]
+#                [--out DIR] [--libfuzzer BIN]
 #
 # --start seeds: the shipped seed corpus (corpus/fuzz/ops_invariants/) without
 #   the variant reproducers (no seed hands over the answer); empty: one byte.
+# --libfuzzer BIN: another libFuzzer build of the harness (to compare builds,
+#   e.g. one with trace-cmp in the engine: bench/RESULTS.md "trace-cmp").
 # --mutator off: libFuzzer without the custom mutator (-use_custom_mutator... not
 #   available in LLVM 14: a build without it, ops_invariants_fuzz_plain) and AFL++
 #   without AFL_CUSTOM_MUTATOR_LIBRARY.
@@ -31,7 +33,7 @@
 # takes 6-20 s wall, and a -timeout=10 ended trials on the load, not on a hang.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-engines=libfuzzer,afl trials=5 budget=60 start=seeds mutator=on variants="" out=""
+engines=libfuzzer,afl trials=5 budget=60 start=seeds mutator=on variants="" out="" lf_bin=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--engines) engines=$2; shift 2 ;;
@@ -41,7 +43,8 @@ while [ $# -gt 0 ]; do
 	--mutator) mutator=$2; shift 2 ;;
 	--variants) variants=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '3,31p' "$0"; exit 0 ;;
+	--libfuzzer) lf_bin=$2; shift 2 ;;
+	-h | --help) sed -n '3,33p' "$0"; exit 0 ;;
 	*) echo "ttb.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -51,6 +54,7 @@ ptfuzz=$root/build/release/tools/ptfuzz
 regress=$root/build/release/fuzzers/ops_invariants_regress
 lf=$root/build/fuzz-fast/fuzzers/ops_invariants_fuzz
 [ "$mutator" = off ] && lf=$root/build/fuzz-fast/fuzzers/ops_invariants_fuzz_plain
+[ -n "$lf_bin" ] && lf=$lf_bin
 afl=$root/build/afl/fuzzers/ops_invariants_afl
 so=$root/build/release/fuzzers/libptfuzz_afl_mutator.so
 for b in "$ptfuzz" "$regress"; do [ -x "$b" ] || { echo "ttb.sh: $b not built" >&2; exit 2; }; done
