@@ -8,7 +8,9 @@
 #   2. AFL++ in persistent mode with the custom mutator library must find it too;
 #   3. each crash converts (`ptfuzz convert crash X.ptt`) into a trace that replays
 #      under the variant to the same invariant, and clean under the default;
-#   4. libFuzzer on the default model, 1500 runs from a fixed seed, finds nothing.
+#   4. libFuzzer on the default model, 1500 runs from a fixed seed, finds nothing;
+#   5. the libFuzzer harness runs with -entropic=0 unless the command line says
+#      -entropic=1 (its defaults go before the user's flags).
 # Exit 0 when all hold.  Usage: fuzzers/smoke.sh [SECONDS_PER_RUN]   (default 20)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -69,3 +71,11 @@ if [ $st -ne 0 ]; then
 	die "the default model reported a finding (the input is kept in build/smoke/: ptfuzz replay build/smoke/def-crash-*)"
 fi
 say "ok: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/def.log" | awk '{print $2}') default-model execs clean"
+
+say "libFuzzer's defaults: -entropic=0, and -entropic=1 on the command line wins"
+mkdir -p "$work/flags"
+build/fuzz/fuzzers/ops_invariants_fuzz -runs=1 "$work/flags" >"$work/flags0.log" 2>&1 || die "the harness did not run one input"
+build/fuzz/fuzzers/ops_invariants_fuzz -entropic=1 -runs=1 "$work/flags" >"$work/flags1.log" 2>&1 || die "the harness did not run one input with -entropic=1"
+! grep -q 'entropic power schedule' "$work/flags0.log" || die "the harness ran with entropic on by default"
+grep -q 'entropic power schedule' "$work/flags1.log" || die "-entropic=1 on the command line did not win over the harness's default"
+say "ok: entropic off by default, on with -entropic=1"

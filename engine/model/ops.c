@@ -58,6 +58,11 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	 * 2M THP's pageout overran the bound of a one-page op) */
 	if (ev->kind == PT_EV_PAGEOUT)
 		pages = PTRS_PER_PTE;
+	/* an interrupt's op runs on the interrupted thread: the interrupted op's progress and
+	 * bound are its own, given back below (an IRQ's vmap used to leave its one-page bound
+	 * and its count to the 4M mremap it interrupted: I11 step-bound/move_ptes, issue 7) */
+	const uint64_t outer_steps = t->steps, outer_bound = t->bound;
+	const bool outer_hung = t->hung;
 	t->steps = 0;
 	t->hung = false;
 	/* proportional to the work the op asks for, and never more than the model's capacity:
@@ -93,6 +98,11 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	mm_site(mm, t, NULL);
 	t->op_ev = outer_ev;	/* an interrupt's op returns to the one it interrupted */
 	t->op_space = outer_space;
+	if (t->irq_depth) {
+		t->steps = outer_steps;
+		t->bound = outer_bound;
+		t->hung = outer_hung;
+	}
 	return rc;
 }
 
