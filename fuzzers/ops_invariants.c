@@ -32,6 +32,7 @@
  * ops_invariants_regress (driver.c: files and directories, no fuzzer; it also
  * checks that every input replays twice to the same verdict and state hash).
  */
+#include <fnmatch.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -82,8 +83,9 @@ static void fail_config(const char *what, const char *value)
 }
 
 /*
- * The known-findings file: one signature a line, optionally followed by `refold`, then
- * anything (the reference into docs/open-findings.md); `#` starts a comment.  The default
+ * The known-findings file: one signature a line (a shell pattern: `*` matches the routine a
+ * violation is named after), optionally followed by `refold`, then anything (the reference
+ * into docs/open-findings.md); `#` starts a comment.  The default
  * file missing (a build outside the source tree) leaves the list empty, with a note: every
  * violation is then a finding, nothing is hidden.
  */
@@ -250,7 +252,7 @@ static bool known_finding(const struct verdict *v, unsigned i)
 {
 	for (unsigned j = 0; j < cfg.nknown; j++) {
 		struct known *k = &cfg.known[j];
-		if (strcmp(k->sig, v->sig[i]))
+		if (fnmatch(k->sig, v->sig[i], 0))
 			continue;
 		if (k->refold && !((v->new[i] & PT_DESC_CONT) && !(v->old[i] & PT_DESC_CONT)))
 			continue;

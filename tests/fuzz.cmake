@@ -30,3 +30,7 @@ add_test(NAME ops_invariants_known_finding_off
                  $<TARGET_FILE:ops_invariants_regress> ${known_seed})
 set_tests_properties(ops_invariants_known_finding_off PROPERTIES
   PASS_REGULAR_EXPRESSION "ptfuzz finding: I4 I4/bbm/break-not-visible/change_pte_range.*exit=134")
+# known findings are shell patterns: the refold named after whichever routine made it visible
+add_test(NAME ops_invariants_known_pattern
+         COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/fuzz_known.sh $<TARGET_FILE:ops_invariants_regress>
+                 ${PROJECT_SOURCE_DIR}/corpus/fuzz/ops_invariants/mm-regressions-fuzz-refold-visible-at-next-fold.bad.bin)
