@@ -1011,6 +1011,17 @@ static void findings_json(struct json *j, const struct findings_index *idx)
 	json_array_end(j);
 }
 
+/* what a findings index holds, as the keys of the status document: crashes, unreproduced, findings */
+static void index_json(struct json *j, const struct findings_index *idx)
+{
+	json_key(j, "crashes");
+	json_u64(j, idx->nc);
+	json_key(j, "unreproduced");
+	json_u64(j, idx->unreproduced);
+	json_key(j, "findings");
+	findings_json(j, idx);
+}
+
 /* --json: the summary as one document */
 static void summary_json(struct campaign *c, const char *state)
 {
@@ -1036,12 +1047,7 @@ static void summary_json(struct campaign *c, const char *state)
 	json_u64(&j, c->corpus);
 	json_key(&j, "coverage");
 	json_u64(&j, c->coverage);
-	json_key(&j, "crashes");
-	json_u64(&j, c->idx.nc);
-	json_key(&j, "unreproduced");
-	json_u64(&j, c->idx.unreproduced);
-	json_key(&j, "findings");
-	findings_json(&j, &c->idx);
+	index_json(&j, &c->idx);
 	json_object_end(&j);
 	json_end(&j);
 }
@@ -1268,12 +1274,7 @@ static void standing_json(const struct standing *st)
 	} else {
 		json_null(&j);
 	}
-	json_key(&j, "crashes");
-	json_u64(&j, st->idx.nc);
-	json_key(&j, "unreproduced");
-	json_u64(&j, st->idx.unreproduced);
-	json_key(&j, "findings");
-	findings_json(&j, &st->idx);
+	index_json(&j, &st->idx);
 	json_object_end(&j);
 	json_end(&j);
 }
