@@ -3,7 +3,7 @@
  * bench_exec.c - what one fuzzer-sized exec of the mm model costs.
  *
  *   ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] [--mode fresh|reset|both] [--ops N]
- *                     [--breakdown]
+ *                     [--breakdown] [--dump K]
  *
  * An exec is what a persistent-mode fuzz harness does per input: a session
  * for the program's header (pt_session_new(), or pt_session_reset() of the
@@ -23,6 +23,9 @@
  * buffer) - issue 7, item 7, which this benchmark is not about.  Every program is first
  * replayed once fresh and once after a reset and must give 0 violations and
  * the same state hash both ways; the benchmark exits 1 otherwise.
+ *
+ * --dump K prints program K (0..63) of the --ops pool as a trace, for `ptfuzz stats` or
+ * `ptfuzz replay --record` to show what the mix does.
  *
  * Rates are per core by CPU time (CLOCK_PROCESS_CPUTIME_ID), median of the
  * repetitions; each repetition runs `execs` execs cycling through a pool of
@@ -160,16 +163,18 @@ static double cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* A failing program, as a trace one can replay with `ptfuzz replay`. */
-static void dump(const struct program *p)
+/* A program as a trace one can replay with `ptfuzz replay` (a failing one, or --dump's). */
+static void dump_to(FILE *out, const struct program *p)
 {
 	char line[512];
-	fprintf(stderr, "# cpus=%u\n", p->h.cpus);
+	fprintf(out, "@ptt version=1 granule=4K va_bits=48 cpus=%u method=hand\n", p->h.cpus);
 	for (unsigned i = 0; i < p->n; i++) {
 		pt_event_format_text(&p->ev[i], line, sizeof(line));
-		fprintf(stderr, "%s\n", line);
+		fprintf(out, "%s\n", line);
 	}
 }
+
+static void dump(const struct program *p) { dump_to(stderr, p); }
 
 /* Every program replays clean, and a reset session agrees with a fresh one. */
 static int validate(const struct program *pool, unsigned npool, unsigned nops)
@@ -297,6 +302,7 @@ int main(int argc, char **argv)
 	const char *mode = "both";
 	int only = -1;	/* --ops: one program size (for a profiler) */
 	bool by_kind = false;	/* --breakdown: time per ops-level kind instead of the rates */
+	int dump_k = -1;	/* --dump K: print program K of the pool (with --ops) as a trace, and stop */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc)
 			reps = (unsigned)strtoul(argv[++i], NULL, 0);
@@ -310,11 +316,18 @@ int main(int argc, char **argv)
 			only = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--breakdown"))
 			by_kind = true;
+		else if (!strcmp(argv[i], "--dump") && i + 1 < argc && atoi(argv[i + 1]) >= 0 &&
+			 atoi(argv[i + 1]) < POOL)
+			dump_k = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] "
-				"[--mode fresh|reset|both] [--ops N] [--breakdown]\n");
+				"[--mode fresh|reset|both] [--ops N] [--breakdown] [--dump K (0..%d)]\n", POOL - 1);
 			return 2;
 		}
+	}
+	if (dump_k >= 0 && only < 0) {
+		fprintf(stderr, "ptfuzz-bench-exec: --dump needs --ops\n");
+		return 2;
 	}
 	if (reps < 1 || reps > MAX_REPS) {
 		fprintf(stderr, "ptfuzz-bench-exec: --reps must be 1..%d\n", MAX_REPS);
@@ -325,9 +338,12 @@ int main(int argc, char **argv)
 	static struct program pool[POOL];
 	int bad = 0;
 
-	printf("per-exec speed: %u repetitions, median exec/s per core (CPU time), seed %" PRIu64 "\n", reps, seed);
-	printf("| ops | fresh (new + ops + finish + free) | reset (reset + ops + finish) | reset / fresh | "
-	       "execs per rep |\n|---:|---:|---:|---:|---:|\n");
+	if (dump_k < 0) {
+		printf("per-exec speed: %u repetitions, median exec/s per core (CPU time), seed %" PRIu64 "\n",
+		       reps, seed);
+		printf("| ops | fresh (new + ops + finish + free) | reset (reset + ops + finish) | reset / fresh | "
+		       "execs per rep |\n|---:|---:|---:|---:|---:|\n");
+	}
 	for (unsigned z = 0; z < sizeof(sizes) / sizeof(sizes[0]); z++) {
 		unsigned nops = sizes[z];
 		if (only >= 0 && nops != (unsigned)only)
@@ -335,6 +351,10 @@ int main(int argc, char **argv)
 		rng_state = seed * 0x100000001b3ull + nops;
 		for (unsigned i = 0; i < POOL; i++)
 			gen_program(&pool[i], nops);
+		if (dump_k >= 0) {
+			dump_to(stdout, &pool[dump_k]);
+			return 0;
+		}
 		if (validate(pool, POOL, nops)) {
 			bad = 1;
 			continue;

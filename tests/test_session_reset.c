@@ -12,7 +12,9 @@
  * Both runs must give the same violations (invariant, signature, event),
  * the same counters and the same state hash.  The long-lived session is
  * also left in the middle of a trace (threads suspended inside an op, an
- * IRQ's op queued, no pt_session_finish()) before it is reset.
+ * IRQ's op queued, no pt_session_finish()) before it is reset.  And every trace
+ * gives the same with the model's runs of stores and accesses as with its events
+ * one by one (pt_session_set_runs()).
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -232,6 +234,45 @@ static void test_reset_with_threads_mid_flight_is_a_fresh_session(void **state)
 	assert_true(nconc > 0);
 }
 
+/*
+ * The mm model hands runs of stores and accesses (set_ptes(), a cleared batch, a touch of a
+ * mapped block) to the machine at once, when no other thread could run in between: every
+ * trace, under the default model and its own variant, gives the same violations, counters and
+ * state with runs and with every event on its own.
+ */
+static void test_runs_are_the_events_one_by_one(void **state)
+{
+	(void)state;
+	uint64_t in_runs = 0;
+	unsigned concurrent_runs = 0;
+	for (unsigned i = 0; i < ntraces; i++) {
+		const struct trace *t = &traces[i];
+		for (int pass = 0; pass < (t->variant[0] ? 2 : 1); pass++) {
+			const char *variant = pass ? t->variant : NULL;
+			struct outcome a, b;
+			struct pt_session *s = pt_session_new(&t->h);
+			assert_non_null(s);
+			run(s, t, variant, t->n, true);
+			outcome(s, &a);
+			uint64_t r = pt_session_run_events(s);
+			in_runs += r;
+			concurrent_runs += t->concurrent && r;
+			assert_int_equal(pt_session_reset(s, &t->h), 0);
+			pt_session_set_runs(s, false);
+			run(s, t, variant, t->n, true);
+			outcome(s, &b);
+			assert_int_equal(pt_session_run_events(s), 0);
+			same(t, variant, "runs off (one by one)", &a, &b);
+			pt_session_free(s);
+		}
+	}
+	/* the comparison means something only if runs happened, with threads scheduled too */
+	assert_true(in_runs > 0);
+	assert_true(concurrent_runs > 0);
+	print_message("%u traces: %llu events in runs, the same one by one (%u concurrent traces with runs)\n",
+		      ntraces, (unsigned long long)in_runs, concurrent_runs);
+}
+
 /* An unusable header leaves the session as it was. */
 static void test_reset_refuses_an_unusable_header(void **state)
 {
@@ -262,6 +303,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_reset_after_a_whole_trace_is_a_fresh_session),
 		cmocka_unit_test(test_reset_with_threads_mid_flight_is_a_fresh_session),
 		cmocka_unit_test(test_reset_refuses_an_unusable_header),
+		cmocka_unit_test(test_runs_are_the_events_one_by_one),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	for (unsigned i = 0; i < ntraces; i++) {

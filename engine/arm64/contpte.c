@@ -39,6 +39,17 @@ void __set_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_
 {
 	/* set_ptes_anysz() (seed 000 #06): all stores first, the barriers (kernel ptes only)
 	 * once after the last one */
+	uint64_t run[PTRS_PER_PTE], next = pte;
+	for (unsigned i = 0; i < nr && i < PTRS_PER_PTE; i++) {
+		run[i] = next;
+		if (next)
+			next = pte_advance_pa(next, 1);
+	}
+	/* __set_pte_nosync() is one store: the loop can go as one run of stores */
+	if (nr <= PTRS_PER_PTE && mm_step_write_run(mm, t, ptep, run, nr)) {
+		__set_pte_complete(mm, t, next);
+		return;
+	}
 	for (unsigned i = 0; i < nr; i++) {
 		if (!mm_step(mm, t))
 			break;
@@ -51,6 +62,14 @@ void __set_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, uint64_
 
 uint64_t __get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, uint64_t ptep, unsigned nr)
 {
+	uint64_t old[PTRS_PER_PTE];
+	if (mm_step_clear_run(mm, t, ptep, old, nr)) {
+		/* __ptep_get_and_clear() is a read and a store: the loop went as one run */
+		uint64_t pte = old[0];
+		for (unsigned i = 1; i < nr; i++)
+			pte = pte_gather_ad(pte, old[i]);
+		return pte;
+	}
 	uint64_t pte = __ptep_get_and_clear(mm, t, ptep);
 	for (unsigned i = 1; i < nr; i++) {
 		if (!mm_step(mm, t))

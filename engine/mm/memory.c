@@ -520,9 +520,22 @@ int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, false);	/* faults run under mmap_lock for read */
 	struct fault_memo fm = { 0 };
 	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
+		bool write = ev->flags & PT_ACC_WRITE;
+		if (a >= fm.lo && a < fm.hi && pt_machine_table_gen(mm->m) == fm.gen) {
+			/* pages the memo finds mapped, in one VMA: fault_mapped() holds for each (an
+			 * access changes no table), so the (step, access) pairs can go as one run */
+			const struct mm_vma *v = find_vma(s, a);
+			uint64_t hi = fm.hi < end ? fm.hi : end;
+			if (v && fault_vma_ok(v, write) && v->end < hi)
+				hi = v->end;
+			if (v && fault_vma_ok(v, write) &&
+			    mm_step_access_run(mm, t, a, s->asid, (uint8_t)(ev->flags & 3), (unsigned)((hi - a) >> PAGE_SHIFT))) {
+				a = hi - PAGE_SIZE;
+				continue;
+			}
+		}
 		if (!mm_step(mm, t))
 			break;
-		bool write = ev->flags & PT_ACC_WRITE;
 		if (!fault_mapped(mm, t, s, a, write, &fm))
 			rc = __handle_mm_fault(mm, t, s, a, write, &fm);
 		if (rc)

@@ -187,6 +187,7 @@ struct mm_model {
 	struct pt_machine *m;
 	struct pt_checker *c;
 	struct mm_sink sink;
+	bool no_runs;		/* mm_model_set_runs(false): every event through sink.emit */
 	unsigned ncpus;
 	struct mm_thread thread[PT_MAX_CPUS];	/* the implicit thread of each CPU (tid = cpu) */
 	struct mm_thread *extra[MM_MAX_THREADS];	/* threads created by `thread` events beyond those */
@@ -237,6 +238,11 @@ void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev);
 void mm_text_fetch(struct mm_model *mm, struct mm_thread *t);
 /*! mm_sched_point() : a scheduling point of kind `on` (sched.c): the thread may be suspended here. */
 void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
+/*! mm_sched_points() : n points of kind `on` (n pairs of `on`, `on2` unless that is PT_SCHED_NONE)
+ * at once when no other thread could run at any of them (then true); otherwise false and none
+ * taken (sched.c). */
+#define PT_SCHED_NONE PT_SCHED_COUNT
+bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
@@ -272,6 +278,20 @@ void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
 /*! mm_step() : one iteration of a per-entry loop; false once the op's step bound is exceeded (I11 reported). */
 bool mm_step(struct mm_model *mm, struct mm_thread *t);
+/*!
+ * mm_step_write_run() : n iterations of a loop that stores vals[i] to entry entry_pa + 8 * i
+ * and does nothing else (set_ptes()), taken at once: the same steps, scheduling points and
+ * stores as n (mm_step(), mm_write()) pairs, when all n steps are within the bounds and no
+ * other thread could run in between.  @return : false if not (nothing done: loop one by one).
+ */
+bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
+		       unsigned n);
+/*! mm_step_clear_run() : the same for __get_and_clear_full_ptes()'s loop: entry 0 read and
+ * cleared, then n - 1 (mm_step(), read, clear) of the next ones; old[i] gets what entry i held. */
+bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
+/*! mm_step_access_run() : the same for n (mm_step(), access of page va + 4K * i) pairs (a touch). */
+bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
+			unsigned n);
 /*
  * The model's capacity (README "Limits"): what it holds at once, counted in units of work a
  * routine may have to do on it: one per 4K page the reference semantics track, 512 per page

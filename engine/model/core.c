@@ -279,6 +279,65 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t)
 	return false;
 }
 
+/* Would n mm_step() calls in a row all succeed?  (Nothing taken.) */
+static bool steps_fit(const struct mm_model *mm, const struct mm_thread *t, uint64_t n)
+{
+	return !t->hung && mm->trace_steps + n <= mm->trace_budget && t->steps + n <= t->bound;
+}
+
+/*
+ * A run of n (step, event) pairs at once.  The steps are checked first and the scheduling
+ * points taken next: if no thread can run at any point, none can see the steps taken early.
+ * Per-entry debug lines need the events one by one.
+ */
+static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n, unsigned steps)
+{
+	if (PTFUZZ_DEBUG >= PT_DBG_ENTRY || !mm->sink.emit_run || mm->no_runs || n < 2 || !steps_fit(mm, t, steps) ||
+	    !mm_sched_points(mm, t, on, on2, n))
+		return false;
+	mm->trace_steps += steps;
+	t->steps += steps;
+	return true;
+}
+
+bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
+		       unsigned n)
+{
+	if (!run_ok(mm, t, PT_SCHED_PT_WRITE, PT_SCHED_NONE, n, n))
+		return false;
+	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa, .val = vals[0] };
+	mm->sink.emit_run(mm->sink.ctx, &ev, vals, n);
+	return true;
+}
+
+bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n)
+{
+	static const uint64_t zeros[PT_PTRS];
+	if (n > PT_PTRS || !run_ok(mm, t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, n - 1))
+		return false;
+	/* each read is of an entry no store of the run has touched yet: all of them first */
+	uint32_t f = PT_NO_FRAME;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t pa = entry_pa + 8ull * i;
+		if (i == 0 || (pa & 0xfff) == 0)
+			f = pt_machine_lookup(mm->m, pa);
+		old[i] = f == PT_NO_FRAME ? 0 : pt_machine_entry_latest(mm->m, f, (unsigned)((pa >> 3) & 511));
+	}
+	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa };
+	mm->sink.emit_run(mm->sink.ctx, &ev, zeros, n);
+	return true;
+}
+
+bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
+			unsigned n)
+{
+	if (!run_ok(mm, t, PT_SCHED_ACCESS, PT_SCHED_NONE, n, n))
+		return false;
+	struct pt_event ev = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)t->cpu, .va = va, .asid = asid, .flags = flags };
+	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);
+	return true;
+}
+
 const char *mm_site(struct mm_model *mm, struct mm_thread *t, const char *site)
 {
 	const char *prev = t->site;
@@ -495,6 +554,8 @@ void mm_model_reset(struct mm_model *mm)
 	mm->nvmalloc_null = 0;
 	model_init(mm);
 }
+
+void mm_model_set_runs(struct mm_model *mm, bool on) { mm->no_runs = !on; }
 
 void mm_model_free(struct mm_model *mm)
 {

@@ -22,6 +22,9 @@ struct mm_model;
 struct mm_sink {
 	void (*emit)(void *ctx, const struct pt_event *ev);
 	void *ctx;
+	/* optional: n events of first's kind and CPU as n emit() calls, the i-th a pt_write of
+	 * vals[i] to entry first->pa + 8 * i, or an access of page first->va + 4K * i (vals NULL) */
+	void (*emit_run)(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n);
 };
 
 /*! mm_model_new() : a model over machine m (reporting I9/I10 through c), emitting through sink. */
@@ -29,6 +32,9 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 void mm_model_free(struct mm_model *mm);
 /*! mm_model_reset() : back to the state of mm_model_new() over the (reset) machine, keeping allocations. */
 void mm_model_reset(struct mm_model *mm);
+/*! mm_model_set_runs() : whether runs of stores and accesses may go through sink.emit_run (the
+ * default, when the sink has one) or every event through sink.emit; kept across resets. */
+void mm_model_set_runs(struct mm_model *mm, bool on);
 
 /*!
  * mm_model_op() : run one ops-level event as the kernel would.

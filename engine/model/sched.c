@@ -140,6 +140,28 @@ void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
 		t->budget--;
 }
 
+/*
+ * n scheduling points of kind `on` in a row (or n pairs of `on` and `on2`, unless that is
+ * PT_SCHED_NONE), with nothing between them but the events they precede and loop steps:
+ * when no thread could run at any of them (the thread is not on its own stack, or its budget
+ * covers all of them), they are taken at once, as mm_sched_point() would take them one by
+ * one, and the answer is true; otherwise nothing is taken.
+ */
+bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n)
+{
+	if (mm->running != t)
+		return true;
+	uint64_t total = on2 == PT_SCHED_NONE ? n : 2 * n, counted = 0;
+	if (t->budget != UINT64_MAX)
+		counted = t->budget_on == PT_SCHED_ANY ? total :
+			  t->budget_on == on || (on2 != PT_SCHED_NONE && t->budget_on == on2) ? n : 0;
+	if (counted ? t->budget < counted : t->budget == 0)
+		return false;
+	t->steps_total += total;
+	t->budget -= counted;
+	return true;
+}
+
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
 {
 	for (;;) {

@@ -22,6 +22,7 @@ struct pt_session {
 	void (*tap)(void *, const struct pt_event *);
 	void *tap_ctx;
 	bool finished;
+	uint64_t run_events;		/* model events that went in runs (pt_session_run_events()) */
 	bool over_budget;		/* the model stopped (mm_model_over_budget()): no verdict */
 	unsigned nkept;			/* violations before the event that went over */
 	char error[160];
@@ -43,6 +44,52 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 	pt_machine_event(s->m, ev);
 }
 
+/*
+ * A run of the model's pt_writes (or accesses) of one CPU: counted and run as model_emit()
+ * would each one, without the per-event dispatch.  A tap sees them one by one.
+ */
+static void model_emit_run(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n)
+{
+	struct pt_session *s = ctx;
+	struct pt_event ev = *first;
+	if (s->tap) {
+		for (unsigned i = 0; i < n; i++) {
+			if (vals) {
+				ev.pa = first->pa + 8ull * i;
+				ev.val = vals[i];
+			} else {
+				ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
+			}
+			model_emit(s, &ev);
+		}
+		return;
+	}
+	struct pt_counters *k = &s->k;
+	s->run_events += n;
+	k->model_events += n;
+	k->events += n;
+	k->by_kind[first->kind] += n;
+	if (vals) {
+		unsigned cont = 0;
+		for (unsigned i = 0; i < n; i++)
+			cont += (vals[i] & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT);
+		k->pt_writes += n;
+		if (s->op) {
+			s->op->pt_writes += n;
+			s->op->cont_writes += cont;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if (vals) {
+			ev.pa = first->pa + 8ull * i;
+			ev.val = vals[i];
+		} else {
+			ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
+		}
+		pt_machine_event(s->m, &ev);
+	}
+}
+
 struct pt_session *pt_session_new(const struct pt_header *h)
 {
 	struct pt_machine *m = pt_machine_new(h);
@@ -53,7 +100,7 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 		abort();
 	s->m = m;
 	s->c = pt_checker_new(m);
-	struct mm_sink sink = { model_emit, s };
+	struct mm_sink sink = { model_emit, s, model_emit_run };
 	s->mm = mm_model_new(m, s->c, &sink);
 	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
@@ -84,6 +131,7 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	s->tap_ctx = NULL;
 	s->finished = false;
 	s->over_budget = false;
+	s->run_events = 0;
 	s->nkept = 0;
 	s->error[0] = 0;
 	return 0;
@@ -286,6 +334,9 @@ const char *pt_session_error(const struct pt_session *s)
 {
 	return s->over_budget ? s->error : NULL;
 }
+
+void pt_session_set_runs(struct pt_session *s, bool on) { mm_model_set_runs(s->mm, on); }
+uint64_t pt_session_run_events(const struct pt_session *s) { return s->run_events; }
 
 void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op)
 {

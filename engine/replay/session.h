@@ -88,6 +88,14 @@ const char *pt_session_error(const struct pt_session *s);
  * any event; pt_session_reset() restores the defaults.  For harnesses that need a smaller
  * bound than the defaults (the fuzzers).
  */
+/*!
+ * pt_session_set_runs() : whether the mm model may hand runs of stores and accesses to the
+ * machine at once (the default; the verdicts, counters and state are those of the events one
+ * by one) or every event goes on its own (for the test that says so).  Kept across resets.
+ */
+void pt_session_set_runs(struct pt_session *s, bool on);
+/*! pt_session_run_events() : the model's events that went in runs since the session was made or reset. */
+uint64_t pt_session_run_events(const struct pt_session *s);
 void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op);
 /*! pt_session_hash() : a hash of the whole machine state (page tables, caches, locks); deterministic. */
 uint64_t pt_session_hash(const struct pt_session *s);
