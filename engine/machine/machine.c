@@ -169,6 +169,9 @@ struct pt_machine {
 	/* entries of facts_by_va (and facts_by_oa) and of rmap by leaf level (1..3): a lookup by
 	 * level skips the levels nothing is at (most sessions have no 1G and few 2M leaves) */
 	uint32_t nfacts_at[PT_LEVELS], nrmap_at[PT_LEVELS];
+	/* every stale fact since there were none lies in VAs [facts_lo, facts_hi] (a bound,
+	 * not shrunk as facts go) */
+	uint64_t facts_lo, facts_hi;
 
 	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
 	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
@@ -588,6 +591,10 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 		m->facts.v[i] = *l;
 	}
 	m->facts.n--;
+	if (!m->facts.n) {
+		m->facts_lo = UINT64_MAX;
+		m->facts_hi = 0;
+	}
 }
 
 static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
@@ -619,6 +626,10 @@ static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t
 	};
 	VEC_PUSH(m->facts, f);
 	fact_index(m, m->facts.n - 1);
+	if (va < m->facts_lo)
+		m->facts_lo = va;
+	if (va + (pt_level_size((int)level) - 1) > m->facts_hi)
+		m->facts_hi = va + (pt_level_size((int)level) - 1);
 }
 
 /* Permissions a leaf grants, to tell a harmless change (more permissive or equal) from a reducing one. */
@@ -1350,6 +1361,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	set_regime(m, h);
 	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk = NO_CHUNK;
+	m->facts_lo = UINT64_MAX;
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
 	hmap_init(&m->rmap, LOG2_RMAP);
@@ -1393,6 +1405,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
 	m->facts.n = 0;
+	m->facts_lo = UINT64_MAX;
+	m->facts_hi = 0;
 	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
 	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
 	hmap_reset(&m->facts_by_va, LOG2_FACTS);
@@ -1938,6 +1952,8 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 				      uint32_t max)
 {
 	uint32_t n = 0;
+	if (!m->facts.n || va > m->facts_hi || (size && va + (size - 1) < m->facts_lo))
+		return 0;	/* no facts, or none in reach of these VAs */
 	if (size > pt_level_size(2) || m->facts.n < 64) {
 		for (uint32_t i = 0; i < m->facts.n && n < max; i++) {
 			const struct pt_fact *f = &m->facts.v[i];

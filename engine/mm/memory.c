@@ -431,8 +431,9 @@ static bool fault_vma_ok(const struct mm_vma *v, bool write)
 
 /*
  * What a touch knows of the pages after the one it faulted: handle_mm_fault() found the page
- * mapped by a leaf covering [lo, hi), and while no event changed a table since (gen, the
- * machine's pt_machine_table_gen()) its walk of any page there finds that leaf again.
+ * mapped by a leaf (and the valid PTEs after it in its table) covering [lo, hi), and while no
+ * event changed a table since (gen, the machine's pt_machine_table_gen()) its walk of any page
+ * there finds a leaf again.
  */
 struct fault_memo {
 	uint64_t lo, hi, gen;
@@ -455,6 +456,11 @@ static int __handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm
 			fm->lo = ALIGN_DOWN(addr, size);
 			fm->hi = fm->lo + size;
 			fm->gen = pt_machine_table_gen(mm->m);
+			/* the walk of the pages after it ends in the same PTE table: while its next
+			 * entries are valid leaves, each of them is found mapped too (a folio) */
+			const uint64_t *e = r.level == 3 ? pt_machine_table_latest(mm->m, r.frame) : NULL;
+			for (unsigned i = r.idx + 1; e && i < PTRS_PER_PTE && pt_desc_is_leaf(e[i], 3); i++)
+				fm->hi += PAGE_SIZE;
 		}
 		goto out;	/* already mapped */
 	}
