@@ -3,7 +3,7 @@
  * bench_exec.c - what one fuzzer-sized exec of the mm model costs.
  *
  *   ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] [--mode fresh|reset|both] [--ops N]
- *                     [--breakdown] [--dump K]
+ *                     [--breakdown] [--dump K] [--no-checkers]
  *
  * An exec is what a persistent-mode fuzz harness does per input: a session
  * for the program's header (pt_session_new(), or pt_session_reset() of the
@@ -24,7 +24,9 @@
  * replayed once fresh and once after a reset and must give 0 violations and
  * the same state hash both ways; the benchmark exits 1 otherwise.
  *
- * --dump K prints program K (0..63) of the --ops pool as a trace, for `ptfuzz stats` or
+ * --no-checkers times the execs with the machine's checkers detached
+ * (pt_session_set_checkers()): the cost of the mm model and the machine alone, a floor
+ * for what the checkers' cost can be traded against.  --dump K prints program K (0..63) of the --ops pool as a trace, for `ptfuzz stats` or
  * `ptfuzz replay --record` to show what the mix does.
  *
  * Rates are per core by CPU time (CLOCK_PROCESS_CPUTIME_ID), median of the
@@ -56,6 +58,7 @@ struct program {
 };
 
 static uint64_t rng_state;
+static bool checkers = true;	/* --no-checkers clears it */
 
 static uint64_t rnd(void)
 {
@@ -219,6 +222,7 @@ static void breakdown(const struct program *pool, unsigned execs, unsigned nops)
 	static double ns[PT_EV_KIND_COUNT + 1];
 	static uint64_t n[PT_EV_KIND_COUNT + 1], arch[PT_EV_KIND_COUNT + 1];
 	struct pt_session *s = pt_session_new(&pool[0].h);
+	pt_session_set_checkers(s, checkers);
 	double total = 0;
 	memset(ns, 0, sizeof(ns));
 	memset(n, 0, sizeof(n));
@@ -269,6 +273,7 @@ static double rep_fresh(const struct program *pool, unsigned execs, unsigned *vi
 	for (unsigned e = 0; e < execs; e++) {
 		const struct program *p = &pool[e % POOL];
 		struct pt_session *s = pt_session_new(&p->h);
+		pt_session_set_checkers(s, checkers);
 		*viol += run(s, p);
 		pt_session_free(s);
 	}
@@ -278,6 +283,7 @@ static double rep_fresh(const struct program *pool, unsigned execs, unsigned *vi
 static double rep_reset(const struct program *pool, unsigned execs, unsigned *viol)
 {
 	struct pt_session *s = pt_session_new(&pool[0].h);
+	pt_session_set_checkers(s, checkers);
 	double t0 = cpu_now();
 	for (unsigned e = 0; e < execs; e++) {
 		const struct program *p = &pool[e % POOL];
@@ -316,12 +322,15 @@ int main(int argc, char **argv)
 			only = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--breakdown"))
 			by_kind = true;
+		else if (!strcmp(argv[i], "--no-checkers"))
+			checkers = false;
 		else if (!strcmp(argv[i], "--dump") && i + 1 < argc && atoi(argv[i + 1]) >= 0 &&
 			 atoi(argv[i + 1]) < POOL)
 			dump_k = atoi(argv[++i]);
 		else {
 			fprintf(stderr, "usage: ptfuzz-bench-exec [--reps N] [--execs N] [--seed N] "
-				"[--mode fresh|reset|both] [--ops N] [--breakdown] [--dump K (0..%d)]\n", POOL - 1);
+				"[--mode fresh|reset|both] [--ops N] [--breakdown] [--dump K (0..%d)] [--no-checkers]\n",
+				POOL - 1);
 			return 2;
 		}
 	}
@@ -339,8 +348,8 @@ int main(int argc, char **argv)
 	int bad = 0;
 
 	if (dump_k < 0) {
-		printf("per-exec speed: %u repetitions, median exec/s per core (CPU time), seed %" PRIu64 "\n",
-		       reps, seed);
+		printf("per-exec speed: %u repetitions, median exec/s per core (CPU time), seed %" PRIu64 "%s\n",
+		       reps, seed, checkers ? "" : ", checkers detached (--no-checkers)");
 		printf("| ops | fresh (new + ops + finish + free) | reset (reset + ops + finish) | reset / fresh | "
 		       "execs per rep |\n|---:|---:|---:|---:|---:|\n");
 	}

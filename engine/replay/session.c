@@ -23,6 +23,7 @@ struct pt_session {
 	void *tap_ctx;
 	bool finished;
 	uint64_t run_events;		/* model events that went in runs (pt_session_run_events()) */
+	bool no_checkers;		/* pt_session_set_checkers(false): the machine has no observer */
 	bool over_budget;		/* the model stopped (mm_model_over_budget()): no verdict */
 	unsigned nkept;			/* violations before the event that went over */
 	char error[160];
@@ -121,6 +122,8 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	if (pt_machine_reset(s->m, h))
 		return -1;
 	pt_checker_reset(s->c);
+	if (s->no_checkers)
+		pt_machine_set_observer(s->m, NULL, NULL);
 	mm_model_reset(s->mm);
 	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
 	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
@@ -336,6 +339,15 @@ const char *pt_session_error(const struct pt_session *s)
 }
 
 void pt_session_set_runs(struct pt_session *s, bool on) { mm_model_set_runs(s->mm, on); }
+
+void pt_session_set_checkers(struct pt_session *s, bool on)
+{
+	s->no_checkers = !on;
+	if (on)
+		pt_checker_reset(s->c);	/* observing again, from a clean slate */
+	else
+		pt_machine_set_observer(s->m, NULL, NULL);
+}
 uint64_t pt_session_run_events(const struct pt_session *s) { return s->run_events; }
 
 void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op)

@@ -94,6 +94,13 @@ const char *pt_session_error(const struct pt_session *s);
  * by one) or every event goes on its own (for the test that says so).  Kept across resets.
  */
 void pt_session_set_runs(struct pt_session *s, bool on);
+/*!
+ * pt_session_set_checkers() : with false, the machine's checkers (I1-I8, I12) observe
+ * nothing: what is left is the cost of the mm model and the machine (ptfuzz-bench-exec
+ * --no-checkers); the model's own checks (I9-I11) stay.  Kept across resets; true again
+ * starts the checkers afresh.  Not for verdicts.
+ */
+void pt_session_set_checkers(struct pt_session *s, bool on);
 /*! pt_session_run_events() : the model's events that went in runs since the session was made or reset. */
 uint64_t pt_session_run_events(const struct pt_session *s);
 void pt_session_set_limits(struct pt_session *s, uint64_t capacity, uint64_t allowance, uint64_t per_op);
