@@ -1617,7 +1617,10 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_TLBI: tlbi_issue(m, ev); break;
 	case PT_EV_TTBR0: ttbr0(m, ev); break;
 	case PT_EV_TTBR1: set_root(m, &m->kernel_root, root_frame(m, ev->pa), true, 0, ev->cpu); break;
-	case PT_EV_ACCESS: OBS(m, access, ev); break;
+	case PT_EV_ACCESS:
+		if (ev->va >= m->kernel_base)
+			OBS(m, access, ev);	/* the hook is for the kernel's address space */
+		break;
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK: do_lock(m, ev, true); break;
@@ -1657,6 +1660,28 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	m->event_index++;
 	m->cur = NULL;
 	return 0;
+}
+
+void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
+{
+	assert(first->kind == PT_EV_ACCESS && first->cpu < m->ncpus);
+	struct cpu *c = &m->cpu[first->cpu];
+	uint64_t last = first->va + ((uint64_t)(n ? n - 1 : 0) << PT_PAGE_SHIFT);
+	if (n && last >= first->va && last < m->kernel_base && (!c->op.open || c->op.bound - c->op.steps >= n) &&
+	    c->op.steps <= c->op.bound) {
+		/* user accesses within the op's bound: what n events would leave, at once (no hook
+		 * sees a user access, none changes a table) */
+		if (c->op.open)
+			c->op.steps += n;
+		m->last_cpu = first->cpu;
+		m->event_index += n;
+		return;
+	}
+	struct pt_event ev = *first;
+	for (unsigned i = 0; i < n; i++) {
+		ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
+		pt_machine_event(m, &ev);
+	}
 }
 
 /* ---- queries ---- */

@@ -179,7 +179,7 @@ struct pt_observer {
 	void (*barrier)(void *ctx, struct pt_machine *m, const struct pt_event *ev);
 	void (*tlbi_done)(void *ctx, struct pt_machine *m, unsigned cpu, unsigned op, uint64_t va,
 			  uint64_t size);
-	void (*access)(void *ctx, struct pt_machine *m, const struct pt_event *ev);
+	void (*access)(void *ctx, struct pt_machine *m, const struct pt_event *ev);	/* kernel VAs only */
 	void (*op_begin)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
 	void (*op_end)(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op);
 	void (*lock)(void *ctx, struct pt_machine *m, const struct pt_event *ev, bool contended);
@@ -214,6 +214,12 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
  * return -1.  @return : 0 applied, -1 not an arch event.
  */
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
+/*!
+ * pt_machine_access_run() : n PT_EV_ACCESS events of first's CPU, the i-th at page
+ * first->va + 4K * i, leaving what n pt_machine_event() calls would; user pages inside the
+ * op's step bound go at once.
+ */
+void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, unsigned n);
 uint64_t pt_machine_hash(const struct pt_machine *m);
 
 /* ---- queries (for checkers, reports and the mm model) ---- */

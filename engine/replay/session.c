@@ -80,13 +80,13 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 			s->op->cont_writes += cont;
 		}
 	}
+	if (!vals) {
+		pt_machine_access_run(s->m, first, n);
+		return;
+	}
 	for (unsigned i = 0; i < n; i++) {
-		if (vals) {
-			ev.pa = first->pa + 8ull * i;
-			ev.val = vals[i];
-		} else {
-			ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
-		}
+		ev.pa = first->pa + 8ull * i;
+		ev.val = vals[i];
 		pt_machine_event(s->m, &ev);
 	}
 }
