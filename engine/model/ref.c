@@ -350,7 +350,8 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
  * for read (faults, MADV_DONTNEED/FREE/PAGEOUT, the NUMA scan, pageout) run side by side; the
  * reference of a page another op is still working on is what that op makes of it, known only
  * when it returns, and its own check at its end judges the page.  An op's range counts out to
- * whole PMDs (a THP it splits or pages out), and for mremap the destination too.
+ * whole PMDs (a THP it splits or pages out), for mremap the destination too, and for a
+ * pageout the whole folio around its address.
  */
 #define FLUX_MAX (2 * (PT_MAX_CPUS + MM_MAX_THREADS))
 struct flux {
@@ -369,9 +370,15 @@ static void flux_add_op(struct flux *x, const struct mm_thread *o, const struct 
 		x->all = true;
 		return;
 	}
-	uint64_t len = ev->len ? ev->len : PAGE_SIZE;
-	x->lo[x->n] = ALIGN_DOWN(ev->va, PMD_SIZE);
-	x->hi[x->n++] = ALIGN_UP(ev->va + len, PMD_SIZE);
+	uint64_t len = ev->len ? ev->len : PAGE_SIZE, va = ev->va;
+	if (ev->kind == PT_EV_PAGEOUT) {
+		/* reclaim takes the whole folio mapped at va, and a folio that an mremap moved off
+		 * the PMD size straddles two PMDs: any folio holding va lies in this range */
+		va = va > PMD_SIZE ? va - (PMD_SIZE - PAGE_SIZE) : 0;
+		len = ev->va - va + PMD_SIZE;
+	}
+	x->lo[x->n] = ALIGN_DOWN(va, PMD_SIZE);
+	x->hi[x->n++] = ALIGN_UP(va + len, PMD_SIZE);
 	if (ev->kind == PT_EV_MREMAP) {
 		x->lo[x->n] = ALIGN_DOWN(ev->va2, PMD_SIZE);
 		x->hi[x->n++] = ALIGN_UP(ev->va2 + ev->len2, PMD_SIZE);
