@@ -61,11 +61,18 @@ int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 		switch (advice) {
 		case PT_ADV_DONTNEED:
 		case PT_ADV_FREE:
-			/* hugetlb: DONTNEED of whole huge pages only; MADV_FREE not at all */
+			/* madvise_dontneed_free_valid_vma(): hugetlb takes DONTNEED from a huge page
+			 * boundary (else EINVAL), rounds the end down to one ("avoid unexpected data
+			 * loss") and does nothing if that leaves nothing; MADV_FREE not at all */
 			if (v[i].flags & MM_VMA_HUGETLB) {
 				uint64_t sz = PAGE_SIZE << v[i].order;
-				if (advice == PT_ADV_FREE || !IS_ALIGNED(v[i].start, sz) || !IS_ALIGNED(v[i].end, sz)) {
+				if (advice == PT_ADV_FREE || !IS_ALIGNED(v[i].start, sz)) {
 					rc = EINVAL;
+					break;
+				}
+				v[i].end = ALIGN_DOWN(v[i].end, sz);
+				if (v[i].end <= v[i].start) {
+					v[i].end = v[i].start;
 					break;
 				}
 			}
@@ -90,8 +97,10 @@ int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 				madvise_update_vma_flags(s, v[i].start, v[i].end, MM_VMA_NOHUGEPAGE, MM_VMA_HUGEPAGE);
 			break;
 		}
-		if (rc == EINVAL && write)
-			break;	/* madvise_walk_vmas() stops at the VMA that refused the split */
+		if (rc == EINVAL) {
+			n = i;	/* madvise_walk_vmas() stops at the VMA that refused (what came before it stays done) */
+			break;
+		}
 	}
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	mm_site(mm, t, prev);
