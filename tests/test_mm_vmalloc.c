@@ -304,11 +304,11 @@ static void test_hugetlb_flush_hints(void **state)
 	(void)state;
 	struct {
 		const char *len;
-		uint64_t va;
+		uint64_t va, keep;	/* keep: a 4K VMA in the same table, so the clear frees no table */
 		unsigned ttl, wrong_ttl;
 	} rows[] = {
-		{ "64K", 0x10000000, 3, 2 }, { "2M", 0x10200000, 2, 1 }, { "32M", 0x12000000, 2, 1 },
-		{ "1G", 0x40000000, 1, 1 },
+		{ "64K", 0x10000000, 0x10100000, 3, 2 }, { "2M", 0x10200000, 0x3fe00000, 2, 1 },
+		{ "32M", 0x12000000, 0x3fe00000, 2, 1 }, { "1G", 0x40000000, 0x80000000, 1, 1 },
 	};
 	for (int variant = 0; variant < 2; variant++) {
 		for (unsigned r = 0; r < 4; r++) {
@@ -317,9 +317,10 @@ static void test_hugetlb_flush_hints(void **state)
 				h->mm->variant[MMV_HUGETLB_WRONG_STRIDE] = true;
 			char text[512];
 			snprintf(text, sizeof(text),
-				 "%scpu0 hugetlb set va=0x%llx len=%s asid=1\ncpu0 hugetlb clear va=0x%llx len=%s asid=1\n",
-				 HDR, (unsigned long long)rows[r].va, rows[r].len, (unsigned long long)rows[r].va,
-				 rows[r].len);
+				 "%scpu0 mmap va=0x%llx len=4K prot=rw asid=1\n"
+				 "cpu0 hugetlb set va=0x%llx len=%s asid=1\ncpu0 hugetlb clear va=0x%llx len=%s asid=1\n",
+				 HDR, (unsigned long long)rows[r].keep, (unsigned long long)rows[r].va, rows[r].len,
+				 (unsigned long long)rows[r].va, rows[r].len);
 			h_run(h, text);
 			size_t b, e;
 			op_span(h, PT_OP_HUGETLB, 1, &b, &e);

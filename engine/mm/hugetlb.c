@@ -24,6 +24,7 @@
  * that vmalloc does not reuse it.
  */
 #include "hugetlb.h"
+#include "tlb.h"
 
 /* huge_pte_lock(): the exact page-table lock core-mm walkers take for that table
  * (include/linux/hugetlb.h huge_pte_lockptr(), 2024): the PTE table's below PMD_SIZE,
@@ -206,6 +207,20 @@ static int hugetlb_clear(struct huge_op *op)
 			mm_free_pages(mm, t, desc_pa(old), op->order);
 	}
 	vma_remove_range(op->s, op->va, op->va + op->sz);
+	if (!op->s->kernel) {
+		/* the unmap's free_pgtables() (hugetlb_free_pgd_range()), as after any munmap: the
+		 * range's tables go if no VMA is left in theirs, flushed by tlb_finish_mmu().  Without
+		 * it a table no VMA covered stayed hooked, and a later unmap that freed the table
+		 * above it flushed only its own range (I3 stale walk on the default model, found by
+		 * fuzzing: corpus/mm/regressions/fuzz-hugetlb-clear-frees-its-tables.good.ptt) */
+		struct vma_range r = { op->va, op->va + op->sz, MM_VMA_HUGETLB, op->order };
+		uint64_t floor, ceiling;
+		pgtables_floor_ceiling(op->s, r.start, r.end, &floor, &ceiling);
+		struct mmu_gather tlb;
+		tlb_gather_mmu(&tlb, op->s);
+		free_pgtables(mm, t, &tlb, &r, 1, floor, ceiling);
+		tlb_finish_mmu(mm, t, &tlb);
+	}
 	op_unlock(op);
 	ref_clear_range(op->s, op->va, op->va + op->sz);
 	return 0;

@@ -534,6 +534,10 @@ struct mmu_gather;
 /* vma.c: munmap */
 /*! do_munmap() : unmap [start, start+len) of s: VMAs, page tables, TLB, pages. */
 int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len);
+/*! pgtables_floor_ceiling() : free_pgtables()'s floor and ceiling for an unmapped [start, end):
+ * the end of the VMA below it and the start of the one above (0: none), with the VMAs gone. */
+void pgtables_floor_ceiling(const struct mm_space *s, uint64_t start, uint64_t end, uint64_t *floor,
+			    uint64_t *ceiling);
 /*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out (malloc'd; NULL if none). */
 uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out);
 /*! ref_check_ranges() : ref_check() over the VMA parts v[0..n) an op emptied and the PMD-sized

@@ -210,6 +210,18 @@ void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 		ref_check(mm, t, s, end, ALIGN_UP(end, PMD_SIZE), opname);
 }
 
+void pgtables_floor_ceiling(const struct mm_space *s, uint64_t start, uint64_t end, uint64_t *floor,
+			    uint64_t *ceiling)
+{
+	*floor = *ceiling = 0;	/* FIRST_USER_ADDRESS, USER_PGTABLES_CEILING */
+	for (uint32_t i = 0; i < s->nvma; i++) {
+		if (s->vma[i].end <= start)
+			*floor = s->vma[i].end;
+		if (s->vma[i].start >= end && !*ceiling)
+			*ceiling = s->vma[i].start;
+	}
+}
+
 int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len)
 {
 	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
@@ -249,13 +261,8 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 
 	/* the VMA tree is updated first; the page tables follow (vms_complete_munmap_vmas()) */
 	vma_remove_range(s, start, end);
-	uint64_t floor = 0, ceiling = 0;	/* FIRST_USER_ADDRESS, USER_PGTABLES_CEILING */
-	for (uint32_t i = 0; i < s->nvma; i++) {
-		if (s->vma[i].end <= start)
-			floor = s->vma[i].end;
-		if (s->vma[i].start >= end && !ceiling)
-			ceiling = s->vma[i].start;
-	}
+	uint64_t floor, ceiling;
+	pgtables_floor_ceiling(s, start, end, &floor, &ceiling);
 
 	/* vms_clear_ptes(), the kernel's unmap_region() */
 	struct mmu_gather tlb;
