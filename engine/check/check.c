@@ -1200,11 +1200,10 @@ static void kmap_report(struct pt_checker *c, unsigned cpu, const struct kmap *k
 	       k->state == KM_NEED_DSB ? "DSB and ISB" : "ISB");
 }
 
+/* an access to a kernel VA (the machine calls the hook for no other) */
 static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
 	struct pt_checker *c = ctx;
-	if (!kernel_va(m, ev->va))
-		return;
 	uint32_t me = pt_machine_context(m, ev->cpu);
 	for (unsigned i = 0; i < c->nkmaps; i++) {
 		const struct kmap *k = &c->kmaps[i];

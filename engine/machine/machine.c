@@ -1667,8 +1667,8 @@ void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, u
 	assert(first->kind == PT_EV_ACCESS && first->cpu < m->ncpus);
 	struct cpu *c = &m->cpu[first->cpu];
 	uint64_t last = first->va + ((uint64_t)(n ? n - 1 : 0) << PT_PAGE_SHIFT);
-	if (n && last >= first->va && last < m->kernel_base && (!c->op.open || c->op.bound - c->op.steps >= n) &&
-	    c->op.steps <= c->op.bound) {
+	bool in_bound = !c->op.open || (c->op.steps <= c->op.bound && c->op.bound - c->op.steps >= n);
+	if (n && last >= first->va && last < m->kernel_base && in_bound) {
 		/* user accesses within the op's bound: what n events would leave, at once (no hook
 		 * sees a user access, none changes a table) */
 		if (c->op.open)

@@ -532,12 +532,14 @@ int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 			 * access changes no table), so the (step, access) pairs can go as one run */
 			const struct mm_vma *v = find_vma(s, a);
 			uint64_t hi = fm.hi < end ? fm.hi : end;
-			if (v && fault_vma_ok(v, write) && v->end < hi)
-				hi = v->end;
-			if (v && fault_vma_ok(v, write) &&
-			    mm_step_access_run(mm, t, a, s->asid, (uint8_t)(ev->flags & 3), (unsigned)((hi - a) >> PAGE_SHIFT))) {
-				a = hi - PAGE_SIZE;
-				continue;
+			if (v && fault_vma_ok(v, write)) {
+				if (v->end < hi)
+					hi = v->end;
+				if (mm_step_access_run(mm, t, a, s->asid, (uint8_t)(ev->flags & 3),
+						       (unsigned)((hi - a) >> PAGE_SHIFT))) {
+					a = hi - PAGE_SIZE;
+					continue;
+				}
 			}
 		}
 		if (!mm_step(mm, t))

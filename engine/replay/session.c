@@ -49,18 +49,24 @@ static void model_emit(void *ctx, const struct pt_event *ev)
  * A run of the model's pt_writes (or accesses) of one CPU: counted and run as model_emit()
  * would each one, without the per-event dispatch.  A tap sees them one by one.
  */
+/* The i-th event of a run (mm_sink.emit_run): a store to the next entry, or an access to the next page. */
+static void run_event(struct pt_event *ev, const struct pt_event *first, const uint64_t *vals, unsigned i)
+{
+	if (vals) {
+		ev->pa = first->pa + 8ull * i;
+		ev->val = vals[i];
+	} else {
+		ev->va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
+	}
+}
+
 static void model_emit_run(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n)
 {
 	struct pt_session *s = ctx;
 	struct pt_event ev = *first;
 	if (s->tap) {
 		for (unsigned i = 0; i < n; i++) {
-			if (vals) {
-				ev.pa = first->pa + 8ull * i;
-				ev.val = vals[i];
-			} else {
-				ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
-			}
+			run_event(&ev, first, vals, i);
 			model_emit(s, &ev);
 		}
 		return;
@@ -85,8 +91,7 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 		return;
 	}
 	for (unsigned i = 0; i < n; i++) {
-		ev.pa = first->pa + 8ull * i;
-		ev.val = vals[i];
+		run_event(&ev, first, vals, i);
 		pt_machine_event(s->m, &ev);
 	}
 }
