@@ -104,7 +104,6 @@ bool zap_huge_pmd(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *t
 	}
 	mm_xchg(mm, t, pmdp, 0);		/* pmdp_huge_get_and_clear_full() */
 	ref_clear_range(tlb->s, ALIGN_DOWN(addr, PMD_SIZE), ALIGN_DOWN(addr, PMD_SIZE) + PMD_SIZE);
-	tlb_zapped(tlb, ALIGN_DOWN(addr, PMD_SIZE), PMD_SIZE);
 	tlb_remove_pmd_tlb_entry(tlb, addr);
 	/* zap_deposited_table(): never hooked, so no walker can hold it: freed at once */
 	uint64_t pgtable = hmap_get(&mm->deposit, pmdp, HMAP_EMPTY);

@@ -57,7 +57,6 @@ static unsigned zap_present_ptes(struct mm_model *mm, struct mm_thread *t, struc
 	get_and_clear_full_ptes(mm, t, tlb->s, addr, ptep, nr);
 	/* the pages go now, under the PTL (racing faults and scans see them gone from here on) */
 	ref_clear_range(tlb->s, addr, addr + (uint64_t)nr * PAGE_SIZE);
-	tlb_zapped(tlb, addr, (uint64_t)nr * PAGE_SIZE);
 	tlb_remove_tlb_entries(tlb, addr, nr);
 	__tlb_remove_folio_pages(mm, tlb, desc_pa(ptent), nr);
 	return nr;
@@ -329,30 +328,26 @@ void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *
  */
 void zap_page_range_single(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, const struct vma_range *v)
 {
-	/* the reference of the range as the zap starts.  Each page's goes as the zap clears its
-	 * entry; a page a racing fault maps again after that (both under mmap_lock for read) is
-	 * the fault's, and stays; what is left unchanged at the end goes (a missed entry shows) */
+	/* the reference of the range as the zap starts, watched: each page's word goes as it is
+	 * cleared, by this zap or any other op (another zap, a pageout).  A page a racing fault
+	 * maps after that (both under mmap_lock for read) is the fault's, and stays, even with the
+	 * very page freed; what is left unchanged at the end was missed, and goes (the page
+	 * tables then show it) */
 	struct ref_snapshot snap = { 0 };
 	ref_for_each(s, v->start, v->end, ref_snapshot_add, &snap);
-	uint64_t n = snap.n, *was = snap.w;
+	ref_snapshot_sort(&snap);
+	ref_watch(&s->ref, &snap);
 	struct mmu_gather tlb;
-	struct ref_snapshot zapped = { 0 };
 	tlb_gather_mmu(&tlb, s);
-	tlb.zapped = &zapped;
 	unmap_single_vma(mm, t, &tlb, v);
 	tlb_finish_mmu(mm, t, &tlb);
-	/* what the zap cleared is gone already; a page it did not clear but that is unchanged is
-	 * a missed entry and goes too (the page tables then show it) — never one it cleared and a
-	 * racing fault mapped again, even with the very page the zap freed */
-	for (uint64_t i = 0; i < n; i++) {
-		bool cleared = false;
-		for (uint64_t j = 0; j < zapped.n && !cleared; j++)
-			cleared = was[2 * i] - zapped.w[2 * j] < zapped.w[2 * j + 1];
-		if (!cleared && ref_get(s, was[2 * i]) == was[2 * i + 1])
-			ref_clear_range(s, was[2 * i], was[2 * i] + PAGE_SIZE);
+	ref_unwatch(&s->ref, &snap);
+	for (uint64_t i = 0; i < snap.n; i++) {
+		uint64_t va = snap.w[2 * i], was = snap.w[2 * i + 1];
+		if (was && ref_get(s, va) == was)
+			ref_clear_range(s, va, va + PAGE_SIZE);
 	}
-	free(zapped.w);
-	free(was);
+	free(snap.w);
 }
 
 /* ---- faults ---- */

@@ -120,12 +120,21 @@ struct ref_chunk {
 	uint64_t word[PTRS_PER_PTE];
 };
 
+/* (va, word) pairs of the reference, as they were (MADV_DONTNEED, memory.c) */
+struct ref_snapshot { uint64_t n, cap, *w; };
+
+/* the snapshots of the zaps in flight on a space: at most one per thread */
+#define REF_WATCH_MAX	(PT_MAX_CPUS + PT_MAX_THREADS)
+
 struct ref_map {
 	struct ref_chunk **chunk;	/* in use: chunk[0..nchunk) */
 	uint32_t nchunk, capchunk;	/* chunk[nchunk..capchunk): free, for re-use */
 	struct hmap by_key;		/* key -> index in chunk */
 	uint32_t last;			/* index of the chunk found last (a cache), UINT32_MAX if none */
 	uint64_t count;			/* words set */
+	/* snapshots sorted by va whose words a clear of their va forgets (ref_watch()) */
+	struct ref_snapshot *watch[REF_WATCH_MAX];
+	unsigned nwatch;
 };
 
 void ref_map_init(struct ref_map *r);
@@ -134,6 +143,13 @@ void ref_map_reset(struct ref_map *r);
 void ref_map_destroy(struct ref_map *r);
 /*! ref_map_hash() : an order-independent hash of the words (mm_model_hash()). */
 uint64_t ref_map_hash(const struct ref_map *r);
+/*!
+ * ref_watch() : from now on, a ref_clear_range() of a va in x (sorted by va) zeroes x's word
+ * for it, whoever clears it: what x remembers of a page is then no longer the page there.
+ * ref_unwatch() ends it.
+ */
+void ref_watch(struct ref_map *r, struct ref_snapshot *x);
+void ref_unwatch(struct ref_map *r, struct ref_snapshot *x);
 
 /* An address space: a user mm (per ASID) or init_mm (the kernel). */
 struct mm_space {

@@ -23,6 +23,18 @@ void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word)
 	x->w[2 * x->n++ + 1] = word;
 }
 
+static int pair_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+void ref_snapshot_sort(struct ref_snapshot *x)
+{
+	if (x->n > 1)
+		qsort(x->w, x->n, 2 * sizeof(*x->w), pair_cmp);
+}
+
 static void __tlb_reset_range(struct mmu_gather *tlb)
 {
 	tlb->start = TASK_SIZE;

@@ -22,10 +22,10 @@
 
 #include "mm_internal.h"
 
-/* (va, word) pairs of the reference, as they were (MADV_DONTNEED, memory.c) */
-struct ref_snapshot { uint64_t n, cap, *w; };
 /*! ref_snapshot_add() : append (va, word); a ref_for_each() callback. */
 void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word);
+/*! ref_snapshot_sort() : in va order (ref_for_each() gives chunks in no order). */
+void ref_snapshot_sort(struct ref_snapshot *x);
 
 struct tlb_page {
 	uint64_t pa;
@@ -41,7 +41,6 @@ struct mmu_gather {
 	uint32_t npages, cappages;
 	uint64_t *tables;
 	uint32_t ntables, captables;
-	struct ref_snapshot *zapped;	/* MADV_DONTNEED: the ranges this zap cleared, or NULL */
 };
 
 /*! tlb_gather_mmu() : start a gather over s (inc_tlb_flush_pending()). */
@@ -85,13 +84,5 @@ void __tlb_remove_folio_pages(struct mm_model *mm, struct mmu_gather *tlb, uint6
 void pte_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address);
 void pmd_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address);
 void pud_free_tlb(struct mmu_gather *tlb, uint64_t table, uint64_t address);
-
-/*! tlb_zapped() : the zap cleared the reference of [va, va + len) with the entries: remembered
- * for the end of an MADV_DONTNEED (memory.c). */
-static inline void tlb_zapped(struct mmu_gather *tlb, uint64_t va, uint64_t len)
-{
-	if (tlb->zapped)
-		ref_snapshot_add(tlb->zapped, va, len);
-}
 
 #endif

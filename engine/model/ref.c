@@ -35,6 +35,7 @@ void ref_map_reset(struct ref_map *r)
 	r->count = 0;
 	hmap_reset(&r->by_key, LOG2_REF_CHUNKS);
 	r->last = NO_CHUNK;
+	r->nwatch = 0;
 }
 
 void ref_map_destroy(struct ref_map *r)
@@ -159,11 +160,47 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 	}
 }
 
+void ref_watch(struct ref_map *r, struct ref_snapshot *x)
+{
+	if (r->nwatch == REF_WATCH_MAX)
+		abort();	/* one zap per thread at most */
+	r->watch[r->nwatch++] = x;
+}
+
+void ref_unwatch(struct ref_map *r, struct ref_snapshot *x)
+{
+	for (unsigned i = 0; i < r->nwatch; i++)
+		if (r->watch[i] == x) {
+			r->watch[i] = r->watch[--r->nwatch];
+			return;
+		}
+}
+
+/* the watched snapshots forget their words in [start, end) */
+static void watch_clear(struct ref_map *r, uint64_t start, uint64_t end)
+{
+	for (unsigned i = 0; i < r->nwatch; i++) {
+		struct ref_snapshot *x = r->watch[i];
+		uint64_t a = 0, b = x->n;
+		while (a < b) {		/* the first pair at or past start */
+			uint64_t m = a + (b - a) / 2;
+			if (x->w[2 * m] < start)
+				a = m + 1;
+			else
+				b = m;
+		}
+		for (; a < x->n && x->w[2 * a] < end; a++)
+			x->w[2 * a + 1] = 0;
+	}
+}
+
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 {
 	struct ref_map *r = &s->ref;
 	if (end <= start)
 		return;
+	if (r->nwatch)
+		watch_clear(r, start, end);
 	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
 	if (last - first >= r->nchunk) {
 		/* sparse: walk the chunks rather than the range */
