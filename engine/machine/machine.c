@@ -1126,6 +1126,30 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 
 /* ---- stores ---- */
 
+/* The store of val to entry idx of table frame f (pt_write() past the frame lookup, and past a
+ * table descriptor's child setup), by cpu. */
+static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t val, unsigned cpu)
+{
+	struct pt_table *t = m->frames.v[f].tbl;
+	uint64_t old = t->latest[idx];
+	OBS(m, pt_store, f, idx, old, val);
+	t->latest[idx] = val;
+	t->dirty[idx / 64] |= 1ull << (idx % 64);
+	if ((old ^ val) & PT_DESC_CONT) {
+		unsigned g = idx / PT_CONT_PTES;
+		if (val & PT_DESC_CONT)
+			t->ncont[g]++;
+		else
+			t->ncont[g]--;
+		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+	}
+	OBS(m, pt_stored, f, idx, old, val);
+	const struct pt_opctx *o = &m->cpu[cpu].op;
+	struct pend_store s = { f, idx, val, ++m->sseq, o->id, o->open };
+	t->npending[idx]++;
+	VEC_PUSH(m->cpu[cpu].stores, s);
+}
+
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pa = ev->pa;
@@ -1134,7 +1158,6 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 	uint32_t f = frame_get(m, pa, true);
 	struct pt_frame *fr = make_table(m, f, LEVEL_UNKNOWN);
 	unsigned idx = (unsigned)((pa >> 3) & (PT_PTRS - 1));
-	uint64_t old = fr->tbl->latest[idx];
 
 	if (fr->level_known && pt_desc_is_table(ev->val, fr->level)) {
 		int level = fr->level;
@@ -1150,23 +1173,7 @@ static void pt_write(struct pt_machine *m, const struct pt_event *ev)
 		}
 		OBS(m, table_zero_publish, f, idx, c);
 	}
-	OBS(m, pt_store, f, idx, old, ev->val);
-	struct pt_table *t = m->frames.v[f].tbl;
-	t->latest[idx] = ev->val;
-	t->dirty[idx / 64] |= 1ull << (idx % 64);
-	if ((old ^ ev->val) & PT_DESC_CONT) {
-		unsigned g = idx / PT_CONT_PTES;
-		if (ev->val & PT_DESC_CONT)
-			t->ncont[g]++;
-		else
-			t->ncont[g]--;
-		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
-	}
-	OBS(m, pt_stored, f, idx, old, ev->val);
-	const struct pt_opctx *o = &m->cpu[ev->cpu].op;
-	struct pend_store s = { f, idx, ev->val, ++m->sseq, o->id, o->open };
-	t->npending[idx]++;
-	VEC_PUSH(m->cpu[ev->cpu].stores, s);
+	store_entry(m, f, idx, ev->val, ev->cpu);
 }
 
 /*
@@ -1681,6 +1688,39 @@ void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, u
 	for (unsigned i = 0; i < n; i++) {
 		ev.va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
 		pt_machine_event(m, &ev);
+	}
+}
+
+void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n)
+{
+	assert(first->kind == PT_EV_PT_WRITE && first->cpu < m->ncpus);
+	uint64_t pa = first->pa;
+	unsigned idx = (unsigned)((pa >> 3) & (PT_PTRS - 1));
+	bool one_table = n && !(pa & 7) && idx + n <= PT_PTRS &&
+			 !(m->root_pages.count && is_root_page(m, pa >> PT_PAGE_SHIFT));
+	uint32_t f = one_table ? frame_get(m, pa, true) : PT_NO_FRAME;
+	struct pt_frame *fr = one_table ? make_table(m, f, LEVEL_UNKNOWN) : NULL;
+	for (unsigned i = 0; one_table && fr->level_known && i < n; i++)
+		one_table = !pt_desc_is_table(vals[i], fr->level);
+	struct pt_event ev = *first;
+	struct cpu *c = &m->cpu[first->cpu];
+	for (unsigned i = 0; i < n; i++) {
+		ev.pa = pa + 8ull * i;
+		ev.val = vals[i];
+		if (!one_table) {
+			pt_machine_event(m, &ev);
+			continue;
+		}
+		/* pt_machine_event() of a store to the same table, whose frame is known: no table
+		 * descriptor among them, so no frame is created and the frames do not move */
+		m->cur = &ev;
+		m->walk_gen++;
+		store_entry(m, f, idx + i, ev.val, ev.cpu);
+		m->last_cpu = ev.cpu;
+		if (c->op.open && ++c->op.steps > c->op.bound)
+			OBS(m, step, ev.cpu, &c->op);
+		m->event_index++;
+		m->cur = NULL;
 	}
 }
 

@@ -220,6 +220,12 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
  * op's step bound go at once.
  */
 void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, unsigned n);
+/*!
+ * pt_machine_write_run() : n PT_EV_PT_WRITE events of first's CPU, the i-th of vals[i] to the
+ * entry at first->pa + 8 * i, leaving what n pt_machine_event() calls would (the same hooks, in
+ * the same order); the frame is looked up once when they all go to one table.
+ */
+void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n);
 uint64_t pt_machine_hash(const struct pt_machine *m);
 
 /* ---- queries (for checkers, reports and the mm model) ---- */

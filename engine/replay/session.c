@@ -86,14 +86,10 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 			s->op->cont_writes += cont;
 		}
 	}
-	if (!vals) {
+	if (vals)
+		pt_machine_write_run(s->m, first, vals, n);
+	else
 		pt_machine_access_run(s->m, first, n);
-		return;
-	}
-	for (unsigned i = 0; i < n; i++) {
-		run_event(&ev, first, vals, i);
-		pt_machine_event(s->m, &ev);
-	}
 }
 
 struct pt_session *pt_session_new(const struct pt_header *h)
