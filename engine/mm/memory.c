@@ -309,14 +309,33 @@ static void free_pgd_range(struct mm_model *mm, struct mm_thread *t, struct mmu_
 }
 
 /* free_pgtables(): the detached VMAs, nearby ones gathered into one call down */
+/*
+ * unlink_anon_vmas(): free_pgtables() hides a VMA from rmap before its tables go, under the
+ * anon_vma lock for write.  So an rmap walk (reclaim's try_to_unmap(), anon_vma lock for read)
+ * that found the VMA finishes before its page tables are freed: otherwise it would go on
+ * through a freed table, whose page may already be another range's table, unmapping and
+ * flushing at its old address.  The VMA is already out of the model's tree (a walk that
+ * starts now does not meet it); the lock is the wait.
+ */
+static void unlink_anon_vmas(struct mm_model *mm, struct mm_thread *t, const struct vma_range *v)
+{
+	if (!v->anon_id)
+		return;
+	mm_lock(mm, t, PT_LOCK_RMAP, v->anon_id, true);
+	mm_unlock(mm, t, PT_LOCK_RMAP, v->anon_id);
+}
+
 void free_pgtables(struct mm_model *mm, struct mm_thread *t, struct mmu_gather *tlb,
 		   const struct vma_range *v, uint32_t n, uint64_t floor, uint64_t ceiling)
 {
 	const char *prev = mm_site(mm, t, "free_pgtables");
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t addr = v[i].start, end = v[i].end;
-		while (i + 1 < n && v[i + 1].start <= end + PMD_SIZE)
+		unlink_anon_vmas(mm, t, &v[i]);
+		while (i + 1 < n && v[i + 1].start <= end + PMD_SIZE) {
 			end = v[++i].end;
+			unlink_anon_vmas(mm, t, &v[i]);
+		}
 		free_pgd_range(mm, t, tlb, addr, end, floor, i + 1 < n ? v[i + 1].start : ceiling);
 	}
 	mm_site(mm, t, prev);

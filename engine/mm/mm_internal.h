@@ -544,6 +544,7 @@ struct vma_range {
 	uint64_t start, end;
 	uint32_t flags;
 	unsigned order;
+	uint64_t anon_id;	/* the VMA's anon_vma (rmap lock key), 0: none to unlink from */
 };
 struct mmu_gather;
 

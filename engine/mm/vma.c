@@ -154,7 +154,7 @@ uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct 
 		if (s->vma[i].start < end && start < s->vma[i].end)
 			v[n++] = (struct vma_range){ s->vma[i].start > start ? s->vma[i].start : start,
 						     s->vma[i].end < end ? s->vma[i].end : end, s->vma[i].flags,
-						     s->vma[i].order };
+						     s->vma[i].order, s->vma[i].anon_id };
 	*out = v;
 	return n;
 }
