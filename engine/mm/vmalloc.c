@@ -684,14 +684,21 @@ static bool vmalloc_null_slot(struct mm_model *mm, uint64_t va, unsigned *slot)
 	return false;
 }
 
+/* One entry per failed call, not per VA: each caller that got NULL passes it to its own
+ * vfree() (three failed vmallocs of one VA, then three vfrees of it: three vfree(NULL)s; it
+ * was I9 vfree-nonexistent-area at the second, fuzzing the default model).  A vmalloc of the
+ * VA that succeeds later takes none of them: its area is what the next vfree frees. */
 static void vmalloc_returned(struct mm_model *mm, uint64_t va, int rc)
 {
-	unsigned i;
-	bool known = vmalloc_null_slot(mm, va, &i);
-	if (!rc && known)
-		mm->vmalloc_null[i] = 0;	/* va names a live area again */
-	else if (rc && !known && va)
-		mm->vmalloc_null[mm->nvmalloc_null++ % 64] = va;
+	if (!rc || !va)
+		return;
+	unsigned n = mm->nvmalloc_null < 64 ? mm->nvmalloc_null : 64;
+	for (unsigned i = 0; i < n; i++)
+		if (!mm->vmalloc_null[i]) {
+			mm->vmalloc_null[i] = va;	/* a slot a vfree(NULL) used */
+			return;
+		}
+	mm->vmalloc_null[mm->nvmalloc_null++ % 64] = va;
 }
 
 /* Did the caller get NULL from the vmalloc of va?  Then this vfree is vfree(NULL). */
