@@ -17,7 +17,7 @@
 set -eu
 build=${1:-build/release}
 execs=${2:-500}
-[ $# -gt 2 ] && shift 2 || set --
+shift $(($# < 2 ? $# : 2))
 ops=${*:-8 32}
 bin=$build/bench/ptfuzz-bench-exec
 command -v valgrind >/dev/null 2>&1 || { echo "instr.sh: valgrind not found (apt-get install valgrind)" >&2; exit 2; }

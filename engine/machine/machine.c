@@ -1647,25 +1647,36 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 	return true;
 }
 
-int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
+/* What every applied event does before and after what is its own (pt_machine_event()). */
+static inline void event_enter(struct pt_machine *m, const struct pt_event *ev)
 {
-	/* arch-level kinds are below the ops-level ones (event.h) */
-	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
-		return -1;
-	assert(ev->cpu < m->ncpus);
 	m->cur = ev;
 	if (!event_keeps_tables(ev->kind))
 		m->walk_gen++;
-	if (!apply_event(m, ev)) {
-		m->cur = NULL;	/* no event is current once this one is refused */
-		return -1;
-	}
+}
+
+static inline void event_leave(struct pt_machine *m, const struct pt_event *ev)
+{
 	m->last_cpu = ev->cpu;
 	struct cpu *c = &m->cpu[ev->cpu];
 	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && ++c->op.steps > c->op.bound)
 		OBS(m, step, ev->cpu, &c->op);
 	m->event_index++;
 	m->cur = NULL;
+}
+
+int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	/* arch-level kinds are below the ops-level ones (event.h) */
+	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
+		return -1;
+	assert(ev->cpu < m->ncpus);
+	event_enter(m, ev);
+	if (!apply_event(m, ev)) {
+		m->cur = NULL;	/* no event is current once this one is refused */
+		return -1;
+	}
+	event_leave(m, ev);
 	return 0;
 }
 
@@ -1703,7 +1714,6 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	for (unsigned i = 0; one_table && fr->level_known && i < n; i++)
 		one_table = !pt_desc_is_table(vals[i], fr->level);
 	struct pt_event ev = *first;
-	struct cpu *c = &m->cpu[first->cpu];
 	for (unsigned i = 0; i < n; i++) {
 		ev.pa = pa + 8ull * i;
 		ev.val = vals[i];
@@ -1713,14 +1723,9 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 		}
 		/* pt_machine_event() of a store to the same table, whose frame is known: no table
 		 * descriptor among them, so no frame is created and the frames do not move */
-		m->cur = &ev;
-		m->walk_gen++;
+		event_enter(m, &ev);
 		store_entry(m, f, idx + i, ev.val, ev.cpu);
-		m->last_cpu = ev.cpu;
-		if (c->op.open && ++c->op.steps > c->op.bound)
-			OBS(m, step, ev.cpu, &c->op);
-		m->event_index++;
-		m->cur = NULL;
+		event_leave(m, &ev);
 	}
 }
 

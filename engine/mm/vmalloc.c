@@ -692,13 +692,11 @@ static void vmalloc_returned(struct mm_model *mm, uint64_t va, int rc)
 {
 	if (!rc || !va)
 		return;
-	unsigned n = mm->nvmalloc_null < 64 ? mm->nvmalloc_null : 64;
-	for (unsigned i = 0; i < n; i++)
-		if (!mm->vmalloc_null[i]) {
-			mm->vmalloc_null[i] = va;	/* a slot a vfree(NULL) used */
-			return;
-		}
-	mm->vmalloc_null[mm->nvmalloc_null++ % 64] = va;
+	unsigned i;
+	if (vmalloc_null_slot(mm, 0, &i))
+		mm->vmalloc_null[i] = va;	/* a slot a vfree(NULL) used */
+	else
+		mm->vmalloc_null[mm->nvmalloc_null++ % 64] = va;
 }
 
 /* Did the caller get NULL from the vmalloc of va?  Then this vfree is vfree(NULL). */
