@@ -468,6 +468,21 @@ static void preempt(struct dec *d, unsigned cpu, uint8_t b, unsigned most)
 	emit(d, &e);
 }
 
+/* An access to kernel VA (a literal, or one op_access() made): not through an area or
+ * kernel huge page an op that may not have run yet is making, changing or freeing. */
+static bool kernel_access_ok(const struct dec *d, const struct pt_event *e)
+{
+	if (e->va < PT_KERNEL_VA_BASE)
+		return true;
+	for (unsigned i = 0; i < d->narea; i++)
+		if (d->area[i].last && e->va >= d->area[i].va && e->va - d->area[i].va < d->area[i].len)
+			return false;
+	for (unsigned i = 0; i < d->nhset; i++)
+		if (d->hset[i].owner && e->va >= d->hset[i].pa && e->va - d->hset[i].pa < d->hset[i].len)
+			return false;
+	return true;
+}
+
 static void op_access(struct dec *d, const uint8_t *r)
 {
 	struct pt_event e = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)cpu_of(d, r[1]) };
@@ -497,9 +512,16 @@ static void op_access(struct dec *d, const uint8_t *r)
 			if (!a)
 				return;
 			e.cpu = t->cpu;
-			preempt(d, t->cpu, r[7], 32);
 		}
 		e.va = a->va + offset_in(a->len, r[3], r[5]);
+		/* a gone area's VA that an op which may not have run yet maps again: no caller
+		 * holds that address before the op returns (a default-model I6 used-before-
+		 * barrier found by fuzzing: a stale pointer into a vfree'd area, its VA re-used
+		 * by another thread's vmalloc stopped before its barriers) */
+		if (!kernel_access_ok(d, &e))
+			return;
+		if (r[7] & 0x80 && d->nthr)
+			preempt(d, e.cpu, r[7], 32);
 	} else {
 		uint64_t len;
 		uint8_t asid = 1;
@@ -957,21 +979,6 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 			return true;
 	}
 	return false;
-}
-
-/* A literal access to kernel VA: not through an area or kernel huge page an op that may
- * not have run yet is making, changing or freeing (see op_access()). */
-static bool kernel_access_ok(const struct dec *d, const struct pt_event *e)
-{
-	if (e->va < PT_KERNEL_VA_BASE)
-		return true;
-	for (unsigned i = 0; i < d->narea; i++)
-		if (d->area[i].last && e->va >= d->area[i].va && e->va - d->area[i].va < d->area[i].len)
-			return false;
-	for (unsigned i = 0; i < d->nhset; i++)
-		if (d->hset[i].owner && e->va >= d->hset[i].pa && e->va - d->hset[i].pa < d->hset[i].len)
-			return false;
-	return true;
 }
 
 /* A sched to the end of its queue (steps=0) of the program's only thread: what it was

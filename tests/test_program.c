@@ -327,6 +327,41 @@ static void test_kernel_access_waits_for_its_mapping(void **state)
 	pt_program_free(&p);
 }
 
+/*
+ * Nor through a stale pointer into a gone area whose VA an op that may not have run yet
+ * maps again: a default-model I6/missed-barrier/kernel-map/used-before-barrier found by
+ * fuzzing (session 18, run h4) was an access through a vfree'd 16K area to the page a
+ * thread's new vmalloc of that VA was mapping, stopped before its DSB and ISB.  The same
+ * records with the new vmalloc beside the gone area keep the access.
+ */
+static void test_stale_kernel_access_waits_for_a_remapping(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	uint8_t in[] = {
+		1,					/* 2 CPUs */
+		15, 0, 1, 0, 0, 0, 0, 0,		/* vmalloc 4K, slot 1 (entry 0) */
+		15, 0, 2, 1, 0, 0, 0, 0,		/* vmalloc 16K, slot 2 (entry 1) */
+		19, 0, 0, 0, 0, 0, 0, 0,		/* vfree entry 0 */
+		19, 0, 1, 0, 0, 0, 0, 0,		/* vfree entry 1 */
+		22, 1, 0, 0, 0, 0, 0, 0,		/* a thread on cpu1 */
+		15, 1, 2, 0, 6, 0, 0, 0,		/* its vmalloc 4K at slot 2 + 4K (takes entry 0) */
+		24, 0, 0, 2, 2, 0, 0, 0,		/* sched pt_write steps=1 */
+		29, 1, 0, 2, 0, 0, 0x80, 0,		/* kernel access, entry 1 + 4K, on cpu1 */
+	};
+	pt_program_decode(in, sizeof(in), NULL, &p);
+	assert_int_equal(p.n, 7);
+	assert_int_equal(p.ev[5].kind, PT_EV_VMALLOC);
+	assert_int_not_equal(p.ev[p.n - 1].kind, PT_EV_ACCESS);
+	in[1 + 5 * 8 + 2] = 3;	/* the new vmalloc in slot 3, beside the gone area */
+	pt_program_decode(in, sizeof(in), NULL, &p);
+	assert_int_equal(p.n, 8);
+	assert_int_equal(p.ev[7].kind, PT_EV_ACCESS);
+	assert_int_equal(p.ev[7].va, p.ev[1].va + 0x1000);
+	pt_program_free(&p);
+}
+
 /* A kernel huge page is never set over an area whose vunmap is still queued (a default-
  * model I9 vunmap-splits-contpte found by fuzzing: the vunmap ran after the set). */
 static void test_huge_set_waits_for_a_queued_free(void **state)
@@ -688,6 +723,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_irq_maps_only_into_existing_tables),
 		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
 		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
+		cmocka_unit_test(test_stale_kernel_access_waits_for_a_remapping),
 		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
