@@ -394,6 +394,33 @@ static void test_munmap_that_would_split_a_hugetlb_page_fails(void **state)
  * and only then: a page cleared by another op and mapped again with the very word it had is
  * the new mapping's (fuzz-dontneed-page-refaulted-after-other-zap.good.ptt), while a word
  * nobody cleared is still remembered (the zap's end takes it for a missed entry). */
+/* ref_set_run() leaves the reference that one ref_set() per page does: the words, which pages
+ * hold one, and the count, across 64-page words and 2M chunks, over pages already set. */
+static void test_ref_set_run_is_ref_set_per_page(void **state)
+{
+	(void)state;
+	static const struct { uint64_t off, n; } runs[] = {
+		{ 0, 1 }, { 3 * PAGE_SIZE, 61 }, { 63 * PAGE_SIZE, 2 }, { 100 * PAGE_SIZE, 512 },
+		{ PMD_SIZE - 5 * PAGE_SIZE, 1030 }, { 4 * PMD_SIZE, 512 }, { 10 * PAGE_SIZE, 20 },
+	};
+	const uint64_t base = 0x40000000, flags = REF_PRESENT | REF_READ;
+	struct mm_space a = { .asid = 1 }, b = { .asid = 1 };
+	ref_map_init(&a.ref);
+	ref_map_init(&b.ref);
+	for (unsigned r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		uint64_t va = base + runs[r].off, pa = 0x80000000 + r * 0x1000000 + 0x123;
+		ref_set_run(&a, va, runs[r].n, pa, flags | r);
+		for (uint64_t i = 0; i < runs[r].n; i++)
+			ref_set(&b, va + i * PAGE_SIZE, pa + i * PAGE_SIZE, flags | r);
+		assert_int_equal(a.ref.count, b.ref.count);
+	}
+	for (uint64_t va = base - PMD_SIZE; va < base + 6 * PMD_SIZE; va += PAGE_SIZE)
+		assert_int_equal(ref_get(&a, va), ref_get(&b, va));
+	assert_int_equal(ref_map_hash(&a.ref), ref_map_hash(&b.ref));
+	ref_map_destroy(&a.ref);
+	ref_map_destroy(&b.ref);
+}
+
 static void test_zap_snapshot_forgets_words_anyone_cleared(void **state)
 {
 	(void)state;
@@ -447,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_pageout_takes_rmap_lock_and_frees_after_flush),
 		cmocka_unit_test(test_munmap_that_would_split_a_hugetlb_page_fails),
 		cmocka_unit_test(test_zap_snapshot_forgets_words_anyone_cleared),
+		cmocka_unit_test(test_ref_set_run_is_ref_set_per_page),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

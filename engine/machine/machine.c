@@ -301,15 +301,6 @@ static uint32_t chunk_frame(struct pt_machine *m, struct frame_chunk *c, uint64_
 	return *slot;
 }
 
-/* The frames of n pages from pfn on, created where there are none, in order (as n calls of
- * frame_get() create them), with a chunk lookup per chunk rather than per page. */
-static uint32_t frame_run(struct pt_machine *m, uint64_t pfn, unsigned i, struct frame_chunk **c)
-{
-	if (!*c || (*c)->key != (pfn + i) >> FCHUNK_SHIFT)
-		*c = chunk_get(m, pfn + i);
-	return chunk_frame(m, *c, pfn + i);
-}
-
 static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
@@ -1053,44 +1044,78 @@ static void drop_asid(struct pt_machine *m, uint16_t asid)
 
 static void frame_release(struct pt_machine *m, uint32_t f);
 
-static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
+/*
+ * for_each_page_frame(): the frames of the n pages from pfn on, created where there are none,
+ * in order (as n calls of frame_get() would create them), with a chunk lookup per chunk
+ * rather than per page: fn(m, f, i, ctx) for page i.  The frame cache is left as it was (it
+ * only ever saves a lookup; frame_cached() checks what it holds), so a 2M or 1G folio costs
+ * no cache write per page.
+ */
+static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
+				void (*fn)(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx),
+				const void *ctx)
 {
-	unsigned n = 1u << ev->order;
-	struct frame_chunk *c = NULL;
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
-		struct pt_frame *fr = &m->frames.v[f];
-		if (fr->state == PT_FS_TABLE && fr->tbl) {
-			/*
-			 * allocated while still a table: forget it as a free would, its walk-cache
-			 * entries with it (they name its table), the checker judges the free that is
-			 * missing
-			 */
-			frame_release(m, f);
-			fr = &m->frames.v[f];
-		}
-		fr->order = ev->order;
-		fr->node = ev->node;
-		fr->page_id = ++m->next_page_id;
-		fr->alloc_event = m->event_index;
-		if (ev->op == PT_FRAME_TABLE) {
-			fr->state = PT_FS_DATA;	/* so that make_table installs a fresh table */
-			make_table(m, f, LEVEL_UNKNOWN);
-			fr = &m->frames.v[f];
-			fr->level = (int8_t)ev->level;
-			fr->level_known = 1;
-			fr->latest_space = 0;
-			if (ev->flags & PT_ALLOC_ZERO) {
-				fr->zero = PT_ZS_PENDING;
-				fr->zero_cpu = ev->cpu;
-				VEC_PUSH(m->cpu[ev->cpu].zeroes, f);
-			} else {
-				fr->zero = PT_ZS_GARBAGE;
+	for (unsigned i = 0; i < n;) {
+		struct frame_chunk *c = chunk_get(m, pfn + i);
+		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
+		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		for (unsigned k = lo; k < hi; k++, i++) {
+			if (c->idx[k] == PT_NO_FRAME) {
+				struct pt_frame f = { .pfn = pfn + i };
+				VEC_PUSH(m->frames, f);
+				c->idx[k] = m->frames.n - 1;
 			}
-		} else {
-			fr->state = PT_FS_DATA;
+			fn(m, c->idx[k], i, ctx);
 		}
 	}
+}
+
+/* page_alloc() of a data page */
+static void data_page_alloc(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+{
+	const struct pt_event *ev = ctx;
+	struct pt_frame *fr = &m->frames.v[f];
+	(void)i;
+	if (fr->state == PT_FS_TABLE && fr->tbl) {
+		/*
+		 * allocated while still a table: forget it as a free would, its walk-cache
+		 * entries with it (they name its table), the checker judges the free that is
+		 * missing
+		 */
+		frame_release(m, f);
+		fr = &m->frames.v[f];
+	}
+	fr->order = ev->order;
+	fr->node = ev->node;
+	fr->page_id = ++m->next_page_id;
+	fr->alloc_event = m->event_index;
+	fr->state = PT_FS_DATA;
+}
+
+/* page_alloc() of a page-table page */
+static void table_page_alloc(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+{
+	const struct pt_event *ev = ctx;
+	data_page_alloc(m, f, i, ctx);	/* PT_FS_DATA: so that make_table installs a fresh table */
+	m->frame_cache[m->frames.v[f].pfn % FCACHE_SIZE] = f;	/* its stores come next */
+	make_table(m, f, LEVEL_UNKNOWN);
+	struct pt_frame *fr = &m->frames.v[f];
+	fr->level = (int8_t)ev->level;
+	fr->level_known = 1;
+	fr->latest_space = 0;
+	if (ev->flags & PT_ALLOC_ZERO) {
+		fr->zero = PT_ZS_PENDING;
+		fr->zero_cpu = ev->cpu;
+		VEC_PUSH(m->cpu[ev->cpu].zeroes, f);
+	} else {
+		fr->zero = PT_ZS_GARBAGE;
+	}
+}
+
+static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
+{
+	for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order,
+			    ev->op == PT_FRAME_TABLE ? table_page_alloc : data_page_alloc, ev);
 }
 
 static void frame_release(struct pt_machine *m, uint32_t f)
@@ -1113,15 +1138,17 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
+static void page_free_one(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+{
+	(void)i;
+	(void)ctx;
+	OBS(m, frame_free, f);
+	frame_release(m, f);
+}
+
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
-	unsigned n = 1u << ev->order;
-	struct frame_chunk *c = NULL;
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t f = frame_run(m, ev->pa >> PT_PAGE_SHIFT, i, &c);
-		OBS(m, frame_free, f);
-		frame_release(m, f);
-	}
+	for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order, page_free_one, NULL);
 }
 
 /* ---- stores ---- */

@@ -141,8 +141,7 @@ bool do_huge_pmd_numa_page(struct mm_model *mm, struct mm_thread *t, struct mm_s
 		mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* invalid -> valid: no break needed */
 	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
 	if (same)
-		for (unsigned i = 0; i < 512; i++)
-			ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+		ref_set_run(s, haddr, 512, page, ref_prot(v->prot));
 	return same;
 }
 
@@ -166,7 +165,6 @@ int fault_thp(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, stru
 	hmap_set(&mm->deposit, pmdp, pgtable);		/* pgtable_trans_huge_deposit() */
 	mm_write(mm, t, pmdp, mk_user_pmd(page, v->prot));	/* set_pmd_at(): user, no barriers */
 	mm_unlock(mm, t, PT_LOCK_PMD, ptl);
-	for (unsigned i = 0; i < 512; i++)
-		ref_set(s, haddr + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	ref_set_run(s, haddr, 512, page, ref_prot(v->prot));
 	return 0;
 }

@@ -79,8 +79,7 @@ static uint64_t huge_ref_flags(const struct huge_op *op, unsigned prot)
 
 static void huge_ref_set(const struct huge_op *op, uint64_t pa, unsigned prot)
 {
-	for (uint64_t off = 0; off < op->sz; off += PAGE_SIZE)
-		ref_set(op->s, op->va + off, pa + off, huge_ref_flags(op, prot));
+	ref_set_run(op->s, op->va, (op->sz + PAGE_SIZE - 1) >> PAGE_SHIFT, pa, huge_ref_flags(op, prot));
 }
 
 /* the huge pte for pa: a user page (mk_huge_pte + make_huge_pte) or a kernel one */

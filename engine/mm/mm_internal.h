@@ -516,6 +516,7 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end);
 /*! ref_prot() : the REF_* flags of a present page mapped with PT_PROT_* prot. */
 uint64_t ref_prot(unsigned prot);
 void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags);
+void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint64_t flags);
 void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end);
 uint64_t ref_get(const struct mm_space *s, uint64_t va);
 /*! ref_for_each() : fn(ctx, va, word) for every page of [start, end) the reference holds. */

@@ -660,8 +660,7 @@ static int __vmalloc_area_node(struct vmap_op *op, uint64_t va, uint64_t size, u
 			err = vmap_range_noflush(op, va + i * chunk, va + (i + 1) * chunk, pages[i]);
 	}
 	for (uint64_t i = 0; i < got && !err; i++)
-		for (uint64_t off = 0; off < chunk; off += PAGE_SIZE)
-			ref_set(op->k, va + i * chunk + off, pages[i] + off, REF_PRESENT | REF_READ | REF_WRITE);
+		ref_set_run(op->k, va + i * chunk, chunk >> PAGE_SHIFT, pages[i], REF_PRESENT | REF_READ | REF_WRITE);
 	free(pages);
 	return err;
 }
@@ -786,8 +785,7 @@ int mm_do_vmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *
 	}
 	if (!rc) {
 		uint64_t f = REF_PRESENT | REF_READ | (prot & PT_PROT_WRITE ? REF_WRITE : 0);
-		for (uint64_t off = 0; off < size; off += PAGE_SIZE)
-			ref_set(op.k, va + off, pa + off, f);
+		ref_set_run(op.k, va, (size + PAGE_SIZE - 1) >> PAGE_SHIFT, pa, f);
 	}
 	free(pages);
 	ref_check(mm, t, op.k, va, va + size, "vmap");

@@ -146,14 +146,23 @@ void mm_vmap_area(struct mm_model *mm, struct mm_thread *t, enum pt_vmap_area_ev
 
 /* ---- the page allocator: deterministic, per-order free lists, splitting, one bump region per node ---- */
 
+/* Room for n more blocks on the free list of order. */
+static void free_reserve(struct mm_model *mm, unsigned order, uint64_t n)
+{
+	if (mm->capfree[order] - mm->nfree[order] >= n)
+		return;
+	uint64_t cap = mm->capfree[order] ? mm->capfree[order] : 64;
+	while (cap - mm->nfree[order] < n)
+		cap *= 2;
+	mm->freel[order] = realloc(mm->freel[order], cap * sizeof(uint64_t));
+	if (!mm->freel[order])
+		abort();
+	mm->capfree[order] = (uint32_t)cap;
+}
+
 static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)
 {
-	if (mm->nfree[order] == mm->capfree[order]) {
-		mm->capfree[order] = mm->capfree[order] ? mm->capfree[order] * 2 : 64;
-		mm->freel[order] = realloc(mm->freel[order], mm->capfree[order] * sizeof(uint64_t));
-		if (!mm->freel[order])
-			abort();
-	}
+	free_reserve(mm, order, 1);
 	mm->freel[order][mm->nfree[order]++] = pa;
 }
 
@@ -175,8 +184,10 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	}
 	uint64_t size = PAGE_SIZE << order;
 	uint64_t pa = ALIGN_UP(mm->bump[node], size);
+	/* the pages skipped to align the block, lowest first, as one free_push() each */
+	free_reserve(mm, 0, (pa - mm->bump[node] + PAGE_SIZE - 1) >> PAGE_SHIFT);
 	for (uint64_t gap = mm->bump[node]; gap < pa; gap += PAGE_SIZE)
-		free_push(mm, 0, gap);
+		mm->freel[0][mm->nfree[0]++] = gap;
 	mm->bump[node] = pa + size;
 	return pa;
 }

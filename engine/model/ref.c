@@ -139,6 +139,30 @@ void ref_set(struct mm_space *s, uint64_t va, uint64_t pa, uint64_t flags)
 	word_set(&s->ref, va, (pa & PT_DESC_OA_MASK) | flags);
 }
 
+void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint64_t flags)
+{
+	/* n calls of ref_set() for consecutive pages, with a chunk lookup per 2M chunk */
+	struct ref_map *r = &s->ref;
+	while (n) {
+		struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
+		unsigned lo = pt_index(va, 3);
+		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
+		for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
+			c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
+		for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
+			uint64_t bits = ~0ull;
+			if (w == lo / 64)
+				bits &= ~0ull << (lo % 64);
+			if (w == (hi - 1) / 64 && hi % 64)
+				bits &= ~(~0ull << (hi % 64));
+			r->count += (uint64_t)__builtin_popcountll(bits & ~c->present[w]);
+			c->present[w] |= bits;
+		}
+		va += (uint64_t)(hi - lo) * PAGE_SIZE;
+		n -= hi - lo;
+	}
+}
+
 uint64_t ref_get(const struct mm_space *s, uint64_t va)
 {
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
@@ -447,6 +471,20 @@ static bool in_flux(const struct flux *x, uint64_t va)
 	return false;
 }
 
+/* The reference's word want and the page tables' got made comparable (page_words()). */
+static inline void words_comparable(uint64_t *wantp, uint64_t *gotp)
+{
+	uint64_t want = *wantp, got = *gotp;
+	if ((want & REF_NUMA) && (got & REF_NUMA))
+		got = want;	/* a NUMA hint keeps the page, not its permissions */
+	else if ((want & REF_NUMA) && (want & (REF_READ | REF_WRITE | REF_EXEC)) && got == (want & ~REF_NUMA))
+		got = want;	/* a hint fault (do_numa_page) may restore it at any time, as it was */
+	if (want && !(want & REF_PRESENT))
+		want = 0;
+	*wantp = want;
+	*gotp = got;
+}
+
 /* What the page tables give for va (the walk r, mapped or not), in the reference's terms, with
  * the reference's word want made comparable; the page agrees if *got == *want. */
 static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped, const struct pt_walk_result *r,
@@ -461,12 +499,7 @@ static inline void page_words(const struct mm_space *s, uint64_t va, bool mapped
 		got = (desc_pa(r->desc) + ((va - (s->kernel ? PAGE_OFFSET : 0)) & (size - 1))) |
 		      REF_PRESENT | REF_NUMA;
 	}
-	if ((want & REF_NUMA) && (got & REF_NUMA))
-		got = want;	/* a NUMA hint keeps the page, not its permissions */
-	else if ((want & REF_NUMA) && (want & (REF_READ | REF_WRITE | REF_EXEC)) && got == (want & ~REF_NUMA))
-		got = want;	/* a hint fault (do_numa_page) may restore it at any time, as it was */
-	if (want && !(want & REF_PRESENT))
-		want = 0;
+	words_comparable(&want, &got);
 	*wantp = want;
 	*gotp = got;
 }
@@ -611,6 +644,23 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	const uint64_t vp = v ? ref_prot(v->prot) : 0;
+	if (range && wc->mapped && (s->kernel || v)) {
+		/* one block maps every page of the run: what page_words() gives for each, with the
+		 * block's flags and output address computed once */
+		const uint64_t flags = desc_flags(wc->r.desc, s->kernel), oa = pt_desc_oa(wc->r.desc);
+		const uint64_t in_block = pt_level_size(wc->r.level) - 1;
+		for (; va < stop; va += PAGE_SIZE) {
+			unsigned i = pt_index(va, 3);
+			uint64_t want = c && word_present(c, i) ? c->word[i] : 0;
+			if (!s->kernel)
+				want = want_in_prot(want, vp);
+			uint64_t got = ((oa + ((va - base) & in_block)) & PT_DESC_OA_MASK) | flags;
+			words_comparable(&want, &got);
+			if (got != want)
+				break;
+		}
+		return va;
+	}
 	for (uint64_t first = va; va < stop; va += PAGE_SIZE) {
 		if (!s->kernel && !v && va != first)
 			return stop;	/* the range's entry gives every page the same answer, 0 wanted */
