@@ -81,6 +81,7 @@ struct dec {
 	bool kused_full;
 	unsigned max;			/* events to emit at most */
 	bool literal;			/* decoding a literal record: its CPU is kept */
+	bool implicit_ops;		/* an op was issued to a CPU with no thread while threads ran */
 };
 
 static const uint64_t huge_size[HUGE_CLASSES] = { K64, M2, M32, G1 };
@@ -123,9 +124,16 @@ void pt_program_free(struct pt_program *p)
 	memset(p, 0, sizeof(*p));
 }
 
+static struct thread *thread_on(struct dec *d, unsigned cpu);
+
 static void emit(struct dec *d, const struct pt_event *ev)
 {
 	struct pt_program *p = d->prog;
+	/* an op issued directly on a CPU while a thread exists may wait for a lock as an implicit
+	 * thread of that CPU, and hold another meanwhile (see sched_done()) */
+	if (ev->kind >= PT_EV_MMAP && ev->kind != PT_EV_THREAD && ev->kind != PT_EV_SCHED &&
+	    ev->kind != PT_EV_IRQ && ev->kind != PT_EV_KERNEL && d->nthr && !thread_on(d, ev->cpu))
+		d->implicit_ops = true;
 	if (p->n == p->cap) {
 		unsigned cap = p->cap ? p->cap * 2 : 64;
 		struct pt_event *n = realloc(p->ev, cap * sizeof(*n));
@@ -982,10 +990,16 @@ static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
 }
 
 /* A sched to the end of its queue (steps=0) of the program's only thread: what it was
- * making or freeing has run (no other thread can hold a lock it would wait for). */
+ * making or freeing has run (no other thread can hold a lock it would wait for).  Not once an
+ * op was issued directly on another CPU while the thread existed: that op may have waited for
+ * a lock the thread held, as the CPU's implicit thread, and hold a lock the thread then waits
+ * for, so the thread stops short of its queue's end (a default-model I6 used-before-barrier
+ * found by fuzzing, session 19: a direct mremap took the mmap lock and waited for the PTL of
+ * the thread's stopped pageout; the thread's munmap then waited for the mmap lock, and its
+ * vmalloc, queued behind, had not run when the access came). */
 static void sched_done(struct dec *d, const struct pt_event *e)
 {
-	if (e->kind != PT_EV_SCHED || e->len || d->nthr != 1)
+	if (e->kind != PT_EV_SCHED || e->len || d->nthr != 1 || d->implicit_ops)
 		return;
 	for (unsigned i = 0; i < d->narea; i++)
 		if (d->area[i].last == e->tid)

@@ -362,6 +362,33 @@ static void test_stale_kernel_access_waits_for_a_remapping(void **state)
 	pt_program_free(&p);
 }
 
+/*
+ * A sched to the end of the only thread's queue says its vmalloc ran only while no op was
+ * issued directly on another CPU: such an op may hold a lock the thread waits for (a default-
+ * model I6 used-before-barrier found by fuzzing, session 19).  The same program with the mmap
+ * issued on the thread's CPU (queued behind the vmalloc) keeps the access.
+ */
+static void test_kernel_access_after_sched_done_needs_no_direct_ops(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	struct pt_event ev[] = {
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 10 },
+		{ .kind = PT_EV_MMAP, .cpu = 1, .va = 0x10000000, .len = 0x1000, .asid = 1,
+		  .prot = PT_PROT_READ | PT_PROT_WRITE },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x4000 },
+		{ .kind = PT_EV_SCHED, .cpu = 0, .tid = 10, .op = PT_SCHED_ANY, .len = 0 },
+		{ .kind = PT_EV_ACCESS, .cpu = 1, .va = KVA },
+	};
+	assert_int_equal(decode_events(ev, 5, 2, &p), 1);
+	assert_int_not_equal(p.ev[p.n - 1].kind, PT_EV_ACCESS);
+	ev[1].cpu = 0;
+	assert_int_equal(decode_events(ev, 5, 2, &p), 0);
+	assert_int_equal(p.ev[p.n - 1].kind, PT_EV_ACCESS);
+	pt_program_free(&p);
+}
+
 /* A kernel huge page is never set over an area whose vunmap is still queued (a default-
  * model I9 vunmap-splits-contpte found by fuzzing: the vunmap ran after the set). */
 static void test_huge_set_waits_for_a_queued_free(void **state)
@@ -724,6 +751,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_random_irqs_keep_the_handler_contract),
 		cmocka_unit_test(test_kernel_access_waits_for_its_mapping),
 		cmocka_unit_test(test_stale_kernel_access_waits_for_a_remapping),
+		cmocka_unit_test(test_kernel_access_after_sched_done_needs_no_direct_ops),
 		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
