@@ -124,15 +124,24 @@ void pt_program_free(struct pt_program *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static struct thread *thread_on(struct dec *d, unsigned cpu);
+/*
+ * The context an op issued on cpu runs in: the thread scheduled there (its ops queue and
+ * run when the schedule says), or the CPU itself.  Before the program has any thread an op
+ * on a CPU runs at once (context 0); after, it may have to wait for a lock a suspended
+ * thread holds, with that CPU's later ops queued behind it (engine/model/sched.c): the CPU is
+ * then a context of its own, IMPLICIT | cpu.
+ */
+#define IMPLICIT 0x80000000u
+
+static uint32_t context_of(struct dec *d, unsigned cpu, bool irq);
 
 static void emit(struct dec *d, const struct pt_event *ev)
 {
 	struct pt_program *p = d->prog;
-	/* an op issued directly on a CPU while a thread exists may wait for a lock as an implicit
-	 * thread of that CPU, and hold another meanwhile (see sched_done()) */
+	/* an op in a CPU's implicit context may wait for a lock, and hold another meanwhile (see
+	 * sched_done()); an IRQ's op runs at once and takes none */
 	if (ev->kind >= PT_EV_MMAP && ev->kind != PT_EV_THREAD && ev->kind != PT_EV_SCHED &&
-	    ev->kind != PT_EV_IRQ && ev->kind != PT_EV_KERNEL && d->nthr && !thread_on(d, ev->cpu))
+	    ev->kind != PT_EV_IRQ && ev->kind != PT_EV_KERNEL && (context_of(d, ev->cpu, false) & IMPLICIT))
 		d->implicit_ops = true;
 	if (p->n == p->cap) {
 		unsigned cap = p->cap ? p->cap * 2 : 64;
@@ -197,15 +206,7 @@ static struct thread *thread_on(struct dec *d, unsigned cpu)
 	return NULL;
 }
 
-/*
- * The context an op issued on cpu runs in: the thread scheduled there (its ops queue and
- * run when the schedule says), or the CPU itself.  Before the program has any thread an op
- * on a CPU runs at once (context 0); after, it may have to wait for a lock a suspended
- * thread holds, with that CPU's later ops queued behind it (engine/model/sched.c): the CPU is
- * then a context of its own, IMPLICIT | cpu.
- */
-#define IMPLICIT 0x80000000u
-
+/* The context an op issued on cpu runs in (IMPLICIT, above emit()). */
 static uint32_t context_of(struct dec *d, unsigned cpu, bool irq)
 {
 	struct thread *t = irq ? NULL : thread_on(d, cpu);
@@ -528,8 +529,7 @@ static void op_access(struct dec *d, const uint8_t *r)
 		 * by another thread's vmalloc stopped before its barriers) */
 		if (!kernel_access_ok(d, &e))
 			return;
-		if (r[7] & 0x80 && d->nthr)
-			preempt(d, e.cpu, r[7], 32);
+		preempt(d, e.cpu, r[7], 32);	/* nothing without the window bit or a thread */
 	} else {
 		uint64_t len;
 		uint8_t asid = 1;

@@ -1047,12 +1047,12 @@ static void frame_release(struct pt_machine *m, uint32_t f);
 /*
  * for_each_page_frame(): the frames of the n pages from pfn on, created where there are none,
  * in order (as n calls of frame_get() would create them), with a chunk lookup per chunk
- * rather than per page: fn(m, f, i, ctx) for page i.  The frame cache is left as it was (it
+ * rather than per page: fn(m, f, ctx) for each.  The frame cache is left as it was (it
  * only ever saves a lookup; frame_cached() checks what it holds), so a 2M or 1G folio costs
  * no cache write per page.
  */
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
-				void (*fn)(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx),
+				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
 {
 	for (unsigned i = 0; i < n;) {
@@ -1065,17 +1065,16 @@ static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				VEC_PUSH(m->frames, f);
 				c->idx[k] = m->frames.n - 1;
 			}
-			fn(m, c->idx[k], i, ctx);
+			fn(m, c->idx[k], ctx);
 		}
 	}
 }
 
 /* page_alloc() of a data page */
-static void data_page_alloc(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+static void data_page_alloc(struct pt_machine *m, uint32_t f, const void *ctx)
 {
 	const struct pt_event *ev = ctx;
 	struct pt_frame *fr = &m->frames.v[f];
-	(void)i;
 	if (fr->state == PT_FS_TABLE && fr->tbl) {
 		/*
 		 * allocated while still a table: forget it as a free would, its walk-cache
@@ -1093,10 +1092,10 @@ static void data_page_alloc(struct pt_machine *m, uint32_t f, unsigned i, const 
 }
 
 /* page_alloc() of a page-table page */
-static void table_page_alloc(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+static void table_page_alloc(struct pt_machine *m, uint32_t f, const void *ctx)
 {
 	const struct pt_event *ev = ctx;
-	data_page_alloc(m, f, i, ctx);	/* PT_FS_DATA: so that make_table installs a fresh table */
+	data_page_alloc(m, f, ctx);	/* PT_FS_DATA: so that make_table installs a fresh table */
 	m->frame_cache[m->frames.v[f].pfn % FCACHE_SIZE] = f;	/* its stores come next */
 	make_table(m, f, LEVEL_UNKNOWN);
 	struct pt_frame *fr = &m->frames.v[f];
@@ -1138,9 +1137,8 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
-static void page_free_one(struct pt_machine *m, uint32_t f, unsigned i, const void *ctx)
+static void page_free_one(struct pt_machine *m, uint32_t f, const void *ctx)
 {
-	(void)i;
 	(void)ctx;
 	OBS(m, frame_free, f);
 	frame_release(m, f);

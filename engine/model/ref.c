@@ -108,6 +108,17 @@ uint64_t ref_map_hash(const struct ref_map *r)
 	return x;
 }
 
+/* The bits of entries [lo, hi) of a chunk (lo < hi) that fall in its 64-bit present word w. */
+static inline uint64_t word_bits(unsigned w, unsigned lo, unsigned hi)
+{
+	uint64_t bits = ~0ull;
+	if (w == lo / 64)
+		bits &= ~0ull << (lo % 64);
+	if (w == (hi - 1) / 64 && hi % 64)
+		bits &= ~(~0ull << (hi % 64));
+	return bits;
+}
+
 /* Does the map hold a word for any page of [start, end)? */
 static bool ref_any(const struct ref_map *r, uint64_t start, uint64_t end)
 {
@@ -117,15 +128,9 @@ static bool ref_any(const struct ref_map *r, uint64_t start, uint64_t end)
 		if (c) {
 			unsigned lo = pt_index(va, 3), hi = next - (va & PMD_MASK) >= PMD_SIZE ? PTRS_PER_PTE :
 							   pt_index(next, 3);
-			for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
-				uint64_t bits = c->present[w];
-				if (w == lo / 64)
-					bits &= ~0ull << (lo % 64);
-				if (w == (hi - 1) / 64 && hi % 64)
-					bits &= ~(~0ull << (hi % 64));
-				if (bits)
+			for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++)
+				if (c->present[w] & word_bits(w, lo, hi))
 					return true;
-			}
 		}
 		va = next;
 	}
@@ -150,11 +155,7 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
 			c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
 		for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
-			uint64_t bits = ~0ull;
-			if (w == lo / 64)
-				bits &= ~0ull << (lo % 64);
-			if (w == (hi - 1) / 64 && hi % 64)
-				bits &= ~(~0ull << (hi % 64));
+			uint64_t bits = word_bits(w, lo, hi);
 			r->count += (uint64_t)__builtin_popcountll(bits & ~c->present[w]);
 			c->present[w] |= bits;
 		}
