@@ -1087,7 +1087,9 @@ static bool literal_ok(struct dec *d, struct pt_event *e, bool irq)
 	case PT_EV_HUGETLB:
 		return e->len <= G1 && huge_ok(d, e);
 	case PT_EV_THREAD:
-		if (e->tid < d->cpus || d->nthr == MAX_THREADS || thread_on(d, e->cpu))
+		/* a tid the grammar could give: not a CPU's own thread, and not one that reads as
+		 * a CPU's implicit context (IMPLICIT | cpu), which order_after() would route by */
+		if (e->tid < d->cpus || e->tid & IMPLICIT || d->nthr == MAX_THREADS || thread_on(d, e->cpu))
 			return false;
 		for (unsigned i = 0; i < d->nthr; i++)
 			if (d->thr[i].tid == e->tid)

@@ -413,6 +413,34 @@ static void test_huge_set_waits_for_a_queued_free(void **state)
 	pt_program_free(&p);
 }
 
+/*
+ * A literal thread's tid with bit 31 set read as a CPU's implicit context (IMPLICIT | cpu) in
+ * order_after(): a vfree of a vmalloc queued on that thread went to another CPU and ran
+ * first (default-model I9 vfree-nonexistent-area and I2 lazy-area-remapped, found by
+ * fuzzing; corpus/fuzz/ops_invariants/decoder-literal-tid-*.bin).  Such a thread is
+ * dropped, and the vfree of the grammar then follows its vmalloc; the same tid without
+ * bit 31 is kept.
+ */
+static void test_literal_tid_is_not_an_implicit_context(void **state)
+{
+	(void)state;
+	struct pt_program p;
+	pt_program_init(&p);
+	struct pt_event ev[] = {
+		{ .kind = PT_EV_THREAD, .cpu = 0, .tid = 0xc0000001u },
+		{ .kind = PT_EV_VMALLOC, .cpu = 0, .va = KVA, .len = 0x4000 },
+		{ .kind = PT_EV_THREAD, .cpu = 1, .tid = 0xc0000000u },
+	};
+	assert_int_equal(decode_events(ev, 3, 2, &p), 2);
+	assert_int_equal(p.ev[0].kind, PT_EV_VMALLOC);
+	ev[0].tid = 0x40000001u;
+	ev[2].tid = 0x40000000u;
+	assert_int_equal(decode_events(ev, 3, 2, &p), 0);
+	assert_int_equal(p.ev[0].kind, PT_EV_THREAD);
+	assert_int_equal(p.ev[0].tid, 0x40000001u);
+	pt_program_free(&p);
+}
+
 /* The same rule checked from outside on random programs: every IRQ the decoder emits is a
  * 4K-page vmap inside 2M ranges a non-huge vmalloc / vmap issued before any thread
  * covered, that no huge kernel mapping issued since overlaps, at VA no area had before. */
@@ -753,6 +781,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stale_kernel_access_waits_for_a_remapping),
 		cmocka_unit_test(test_kernel_access_after_sched_done_needs_no_direct_ops),
 		cmocka_unit_test(test_huge_set_waits_for_a_queued_free),
+		cmocka_unit_test(test_literal_tid_is_not_an_implicit_context),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
 		cmocka_unit_test(test_window_stops_a_thread_inside_a_kernel_op),
