@@ -175,10 +175,14 @@ struct cpu_state {
  * What cont_group_agrees() (complete=false) makes of one group's 16 entries, kept with a copy
  * of them: it is a function of the entries and the level alone, so the next store to the group
  * updates it rather than rescanning (stores to a group come in runs: set_ptes() of a folio,
- * a contpte unfold or fold, mprotect of a block).
+ * a contpte unfold or fold, mprotect of a block).  A store that takes a leaf away (a clear
+ * of zap_pte_range() or of modify_prot_start_ptes()) leaves the summary of a superset of the
+ * group's leaves (`superset`): when those all agree, so do the ones left; only a summary
+ * that does not agree must be made again from the entries.
  */
 struct cont_memo {
 	bool valid;
+	bool superset;
 	uint8_t level;
 	uint16_t group;
 	uint32_t frame;
@@ -202,6 +206,14 @@ struct pt_checker {
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
 	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
 	unsigned nopen, capopen;
+	/* the last user-table store check_lock() found covered by a lock, with what that answer
+	 * depends on: the stores of a run, to one table under one lock, look the locks up once */
+	struct lock_memo {
+		uint64_t gen;		/* pt_machine_locks_gen(); UINT64_MAX: none */
+		uint32_t frame, tid;
+		uint16_t asid;
+		int8_t level;
+	} lock_memo;
 };
 
 /* ---- reporting ---- */
@@ -505,25 +517,31 @@ static bool cont_group_ok_store(struct pt_checker *c, uint32_t f, unsigned level
 	e += group * n;
 	struct cont_memo *mo = &c->memo;
 	bool hit = false;
-	if (mo->valid && mo->frame == f && mo->group == group && mo->level == level && mo->e[i] == old &&
-	    !pt_desc_is_leaf(old, level)) {
+	if (mo->valid && mo->frame == f && mo->group == group && mo->level == level && mo->e[i] == old) {
 		mo->e[i] = new;
 		hit = !memcmp(mo->e, e, n * sizeof(*e));
+		if (hit && pt_desc_is_leaf(old, level))
+			mo->superset = true;	/* old stays in the summary */
 		if (hit && pt_desc_is_leaf(new, level))
 			memo_add_leaf(mo, new, i, size);
 	}
-	if (!hit) {
-		*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
-					  .frame = f, .cont_and = PT_DESC_CONT };
-		memcpy(mo->e, e, n * sizeof(*e));
-		for (unsigned k = 0; k < n; k++)
-			if (pt_desc_is_leaf(e[k], level))
-				memo_add_leaf(mo, e[k], k, size);
+	for (;;) {
+		if (!hit) {
+			*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
+						  .frame = f, .cont_and = PT_DESC_CONT };
+			memcpy(mo->e, e, n * sizeof(*e));
+			for (unsigned k = 0; k < n; k++)
+				if (pt_desc_is_leaf(e[k], level))
+					memo_add_leaf(mo, e[k], k, size);
+		}
+		/* no CONT leaf, or all leaves CONT and agreeing: true of any subset of them too */
+		if (!(mo->cont_or & PT_DESC_CONT) ||
+		    ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1))))
+			return true;
+		if (!mo->superset)
+			return cont_group_ok(c, f, level, group, false, bad_idx);
+		hit = false;	/* the leaves left may agree: summarize them alone */
 	}
-	if (!(mo->cont_or & PT_DESC_CONT) ||
-	    ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1))))
-		return true;
-	return cont_group_ok(c, f, level, group, false, bad_idx);
 }
 
 static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *found)
@@ -624,13 +642,17 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
 	uint16_t asid = ti->asid;
 	bool w = false;
-	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid)
+	struct lock_memo *lm = &c->lock_memo;
+	uint64_t gen = pt_machine_locks_gen(m);
+	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == asid && lm->level == fr->level)
+		return;		/* the same question as the last one, with the same locks held */
+	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
+	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
+			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
+	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
+		*lm = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return;
-	if (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
-			      pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid))
-		return;
-	if (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)
-		return;
+	}
 	report(c, PT_I12, cpu, fr->level == 3 ? "pte-without-ptl" : "pmd-without-lock", RULE_LOCK, va,
 	       pa + idx * 8, old, new, NULL,
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
@@ -1248,7 +1270,8 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	int flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
-	for (unsigned i = 0; i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP; i++) {
+	for (unsigned i = pt_machine_table_next_stored(c->m, f, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP &&
+	     cs->op_snaps < MAX_SNAP; i = pt_machine_table_next_stored(c->m, f, i + 1)) {
 		uint64_t d = e[i], va = base + i * size;
 		if (!d)
 			continue;	/* neither a leaf nor a table */
@@ -1721,6 +1744,7 @@ struct pt_checker *pt_checker_new(struct pt_machine *m)
 	if (!c)
 		abort();
 	c->m = m;
+	c->lock_memo.gen = UINT64_MAX;
 	cpus_reset(c, pt_machine_cpus(m));
 	pt_machine_set_observer(m, &checker_observer, c);
 	return c;
@@ -1732,6 +1756,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->site = NULL;
 	c->nkmaps = 0;
 	c->memo.valid = false;
+	c->lock_memo.gen = UINT64_MAX;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);

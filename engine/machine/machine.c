@@ -157,6 +157,7 @@ struct pt_machine {
 	struct hmap chunk_by_key;	/* pfn >> FCHUNK_SHIFT -> index in chunks */
 	uint32_t last_chunk;		/* index of the chunk found last, UINT32_MAX if none (a cache) */
 	VEC(struct pt_table *) table_pool;
+	VEC(struct pt_table *) tables;		/* every table allocated: the pool or a frame's */
 
 	VEC(struct pt_pos) pos;		/* slab; free slots have in_use = 0 */
 	VEC(uint32_t) pos_free;
@@ -190,6 +191,7 @@ struct pt_machine {
 	uint32_t frame_cache[FCACHE_SIZE];
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
+	uint64_t locks_gen;		/* bumped whenever the lock table may change (never reset) */
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
 
 	uint64_t seq;			/* visibility sequence */
@@ -342,6 +344,14 @@ static struct pt_table *table_new(struct pt_machine *m)
 	if (m->table_pool.n) {
 		t = m->table_pool.v[--m->table_pool.n];
 		for (unsigned w = 0; w < PT_PTRS / 64; w++) {
+			if (t->dirty[w] == ~0ull) {
+				/* all 64 stored to (a split block's table): clear them as a block */
+				memset(&t->latest[w * 64], 0, 64 * sizeof(t->latest[0]));
+				memset(&t->visible[w * 64], 0, 64 * sizeof(t->visible[0]));
+				memset(&t->vis_sseq[w * 64], 0, 64 * sizeof(t->vis_sseq[0]));
+				memset(&t->npending[w * 64], 0, 64 * sizeof(t->npending[0]));
+				t->dirty[w] = 0;
+			}
 			for (uint64_t b = t->dirty[w]; b; b &= b - 1) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
 				t->latest[i] = t->visible[i] = t->vis_sseq[i] = 0;
@@ -356,6 +366,7 @@ static struct pt_table *table_new(struct pt_machine *m)
 		if (!(t = malloc(sizeof(*t))))
 			abort();
 		memset(t, 0, sizeof(*t));
+		VEC_PUSH(m->tables, t);
 	}
 	t->first_pos = NO_POS;
 	return t;
@@ -790,6 +801,18 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 	}
 }
 
+/* A TLBI of `clear`'s CPUs reaching fact i: whether it removes the fact (from the last CPU
+ * that may cache it); a fact it matches that stays cached elsewhere loses those CPUs. */
+static bool tlbi_clears_fact(struct pt_machine *m, const struct pend_tlbi *t, uint64_t clear, uint32_t i)
+{
+	struct pt_fact *f = &m->facts.v[i];
+	if (f->seq >= t->seq ||
+	    !tlbi_matches(t, f->global, f->asid, f->va, pt_level_size(f->level), f->level, false))
+		return false;
+	f->cpumask &= ~clear;
+	return !f->cpumask;
+}
+
 static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_tlbi *t)
 {
 	uint64_t clear = tlbi_is_local(t->op) ? 1ull << cpu : m->allmask;
@@ -817,17 +840,31 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 			}
 		}
 	} else {
-		for (uint32_t i = 0; i < m->facts.n;) {
-			struct pt_fact *f = &m->facts.v[i];
-			if (f->seq < t->seq &&
-			    tlbi_matches(t, f->global, f->asid, f->va, pt_level_size(f->level), f->level, false)) {
-				f->cpumask &= ~clear;
-				if (!f->cpumask) {
-					fact_del(m, i);
-					continue;
-				}
+		for (uint32_t i = 0; i < m->facts.n; i++) {
+			if (!tlbi_clears_fact(m, t, clear, i))
+				continue;
+			/*
+			 * fact_del(m, i) would move the last fact here and look at it next: pop the
+			 * facts at the end this TLBI removes too (a range TLBI's facts are mostly the
+			 * newest), then move the first it keeps, already cleared, into slot i
+			 */
+			fact_unindex(m, i);
+			uint32_t last = m->facts.n - 1;
+			while (last > i && tlbi_clears_fact(m, t, clear, last)) {
+				fact_unindex(m, last);
+				last--;
 			}
-			i++;
+			m->facts.n = last;
+			if (last == i)
+				break;	/* slot i was the last one kept */
+			const struct pt_fact *l = &m->facts.v[last];
+			hmap_replace(&m->facts_by_va, va_key(l->va, l->level), last, i);
+			hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, l->desc), l->level), last, i);
+			m->facts.v[i] = *l;
+		}
+		if (!m->facts.n) {
+			m->facts_lo = UINT64_MAX;
+			m->facts_hi = 0;
 		}
 	}
 
@@ -1111,10 +1148,36 @@ static void table_page_alloc(struct pt_machine *m, uint32_t f, const void *ctx)
 	}
 }
 
+/* for_each_page_frame() with data_page_alloc(), where a page with no frame yet (most of a
+ * fresh folio's) gets one made allocated at once, as data_page_alloc() would leave it */
+static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
+{
+	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
+	unsigned n = 1u << ev->order;
+	for (unsigned i = 0; i < n;) {
+		struct frame_chunk *c = chunk_get(m, pfn + i);
+		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
+		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		for (unsigned k = lo; k < hi; k++, i++) {
+			if (c->idx[k] != PT_NO_FRAME) {
+				data_page_alloc(m, c->idx[k], ev);
+				continue;
+			}
+			struct pt_frame f = { .pfn = pfn + i, .state = PT_FS_DATA, .order = ev->order,
+					      .node = ev->node, .page_id = ++m->next_page_id,
+					      .alloc_event = m->event_index };
+			VEC_PUSH(m->frames, f);
+			c->idx[k] = m->frames.n - 1;
+		}
+	}
+}
+
 static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
-	for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order,
-			    ev->op == PT_FRAME_TABLE ? table_page_alloc : data_page_alloc, ev);
+	if (ev->op == PT_FRAME_TABLE)
+		for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order, table_page_alloc, ev);
+	else
+		data_pages_alloc(m, ev);
 }
 
 static void frame_release(struct pt_machine *m, uint32_t f)
@@ -1294,6 +1357,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 	uint64_t cur = hmap_get(&m->locks, k, HMAP_EMPTY);
 	bool write = ev->op != PT_LOCK_MMAP || (ev->flags & PT_LOCK_WRITE);
 	m->locks_recorded = true;
+	m->locks_gen++;
 	if (lock) {
 		bool contended = false;
 		if (cur == HMAP_EMPTY) {
@@ -1425,10 +1489,11 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	}
 	set_cpus(m, h->cpus);
 	set_regime(m, h);
-	/* tables go back to the pool (table_new() clears them when they are used again) */
-	for (uint32_t i = 0; i < m->frames.n; i++)
-		if (m->frames.v[i].tbl)
-			VEC_PUSH(m->table_pool, m->frames.v[i].tbl);
+	/* every table goes back to the pool (table_new() clears one when it is used again): the
+	 * list of them all, rather than a walk over every frame of the last exec */
+	m->table_pool.n = 0;
+	for (uint32_t i = 0; i < m->tables.n; i++)
+		VEC_PUSH(m->table_pool, m->tables.v[i]);
 	m->frames.n = 0;
 	for (uint32_t i = 0; i < m->chunks.n; i++)
 		VEC_PUSH(m->chunk_pool, m->chunks.v[i]);
@@ -1460,6 +1525,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	memset(m->frame_cache, 0xff, sizeof(m->frame_cache));
 	m->rules.n = 0;
 	m->locks_recorded = false;
+	m->locks_gen++;
 	m->lazy_areas.n = 0;
 	m->seq = m->sseq = 0;
 	m->applying = NULL;
@@ -1477,10 +1543,9 @@ void pt_machine_free(struct pt_machine *m)
 {
 	if (!m)
 		return;
-	for (uint32_t i = 0; i < m->frames.n; i++)
-		free(m->frames.v[i].tbl);
-	for (uint32_t i = 0; i < m->table_pool.n; i++)
-		free(m->table_pool.v[i]);
+	for (uint32_t i = 0; i < m->tables.n; i++)
+		free(m->tables.v[i]);
+	free(m->tables.v);
 	for (unsigned i = 0; i < PT_MAX_CPUS; i++) {
 		free(m->cpu[i].stores.v);
 		free(m->cpu[i].tlbis.v);
@@ -1838,6 +1903,7 @@ bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *c
 }
 
 bool pt_machine_locks_recorded(const struct pt_machine *m) { return m->locks_recorded; }
+uint64_t pt_machine_locks_gen(const struct pt_machine *m) { return m->locks_gen; }
 
 uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 {
@@ -2086,6 +2152,12 @@ void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, ui
 	*frame = ps->frame;
 	*idx = ps->idx;
 	*val = ps->val;
+}
+
+unsigned pt_machine_table_next_stored(const struct pt_machine *m, uint32_t f, unsigned idx)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE && fr->tbl && idx < PT_PTRS ? next_stored(fr->tbl, idx) : PT_PTRS;
 }
 
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)

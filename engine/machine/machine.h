@@ -267,6 +267,9 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
 /*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t frame);
+/*! pt_machine_table_next_stored() : the first entry from idx on of a table frame that was stored
+ * to since the table was cleared (PT_PTRS: none); the others are zero in every view. */
+unsigned pt_machine_table_next_stored(const struct pt_machine *m, uint32_t frame, unsigned idx);
 /*! pt_machine_table_stored() : a bitmap of a table frame's entries (PT_PTRS / 64 words, bit i of
  * word i / 64 for entry i) stored to since the table was made; an entry whose bit is clear is
  * zero, latest and visible.  NULL if not a table. */
@@ -297,6 +300,9 @@ uint32_t pt_machine_tid(const struct pt_machine *m, unsigned cpu);
 uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu);
 /*! pt_machine_lock_holder() : thread holding lock (class, key), or UINT32_MAX. */
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write);
+/*! pt_machine_locks_gen() : a number that changes whenever a lock is taken or released (and at a reset):
+ * while it stays the same, so do the answers of pt_machine_lock_holder(). */
+uint64_t pt_machine_locks_gen(const struct pt_machine *m);
 /*! pt_machine_lock_rule() : the lock (class, key) required for tables under root frame, false if none. */
 bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *cls, uint64_t *key);
 /*! pt_machine_locks_recorded() : true once the trace has shown any lock event. */
