@@ -187,6 +187,7 @@ struct cont_memo {
 	uint16_t group;
 	uint32_t frame;
 	unsigned nleaf;
+	uint64_t gen;		/* pt_machine_latest_gen() when e[] was last made equal to the entries */
 	uint64_t attrs, base, diff, cont_or, cont_and;
 	uint64_t e[PT_CONT_PTES];
 };
@@ -516,19 +517,22 @@ static bool cont_group_ok_store(struct pt_checker *c, uint32_t f, unsigned level
 		return true;
 	e += group * n;
 	struct cont_memo *mo = &c->memo;
+	uint64_t gen = pt_machine_latest_gen(c->m);
 	bool hit = false;
 	if (mo->valid && mo->frame == f && mo->group == group && mo->level == level && mo->e[i] == old) {
 		mo->e[i] = new;
-		hit = !memcmp(mo->e, e, n * sizeof(*e));
+		/* this store the only change since the memo was made: no need to compare */
+		hit = mo->gen + 1 == gen || !memcmp(mo->e, e, n * sizeof(*e));
 		if (hit && pt_desc_is_leaf(old, level))
 			mo->superset = true;	/* old stays in the summary */
 		if (hit && pt_desc_is_leaf(new, level))
 			memo_add_leaf(mo, new, i, size);
 	}
 	for (;;) {
+		mo->gen = gen;
 		if (!hit) {
 			*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
-						  .frame = f, .cont_and = PT_DESC_CONT };
+						  .frame = f, .gen = gen, .cont_and = PT_DESC_CONT };
 			memcpy(mo->e, e, n * sizeof(*e));
 			for (unsigned k = 0; k < n; k++)
 				if (pt_desc_is_leaf(e[k], level))

@@ -192,6 +192,7 @@ struct pt_machine {
 	VEC(struct lock_rule) rules;
 	bool locks_recorded;
 	uint64_t locks_gen;		/* bumped whenever the lock table may change (never reset) */
+	uint64_t latest_gen;		/* bumped whenever a table's latest entries may change (never reset) */
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
 
 	uint64_t seq;			/* visibility sequence */
@@ -341,6 +342,7 @@ static uint32_t root_frame(struct pt_machine *m, uint64_t pa)
 static struct pt_table *table_new(struct pt_machine *m)
 {
 	struct pt_table *t;
+	m->latest_gen++;
 	if (m->table_pool.n) {
 		t = m->table_pool.v[--m->table_pool.n];
 		for (unsigned w = 0; w < PT_PTRS / 64; w++) {
@@ -1222,6 +1224,7 @@ static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t
 	uint64_t old = t->latest[idx];
 	OBS(m, pt_store, f, idx, old, val);
 	t->latest[idx] = val;
+	m->latest_gen++;
 	t->dirty[idx / 64] |= 1ull << (idx % 64);
 	if ((old ^ val) & PT_DESC_CONT) {
 		unsigned g = idx / PT_CONT_PTES;
@@ -1300,6 +1303,7 @@ static void pt_zero(struct pt_machine *m, const struct pt_event *ev)
 		if (fr->tbl->latest[i]) {
 			OBS(m, pt_store, f, i, fr->tbl->latest[i], 0);
 			fr->tbl->latest[i] = 0;
+			m->latest_gen++;
 			const struct pt_opctx *o = &m->cpu[ev->cpu].op;
 			struct pend_store s = { f, i, 0, ++m->sseq, o->id, o->open };
 			fr->tbl->npending[i]++;
@@ -1526,6 +1530,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	m->rules.n = 0;
 	m->locks_recorded = false;
 	m->locks_gen++;
+	m->latest_gen++;
 	m->lazy_areas.n = 0;
 	m->seq = m->sseq = 0;
 	m->applying = NULL;
@@ -1904,6 +1909,7 @@ bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *c
 
 bool pt_machine_locks_recorded(const struct pt_machine *m) { return m->locks_recorded; }
 uint64_t pt_machine_locks_gen(const struct pt_machine *m) { return m->locks_gen; }
+uint64_t pt_machine_latest_gen(const struct pt_machine *m) { return m->latest_gen; }
 
 uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 {

@@ -303,6 +303,10 @@ uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64
 /*! pt_machine_locks_gen() : a number that changes whenever a lock is taken or released (and at a reset):
  * while it stays the same, so do the answers of pt_machine_lock_holder(). */
 uint64_t pt_machine_locks_gen(const struct pt_machine *m);
+/*! pt_machine_latest_gen() : a number that goes up by one with each store to a table's latest entries
+ * (a pt_write, each entry a pt_zero clears) and changes whenever a table is made or the machine reset:
+ * one more than when a hook last saw it means no other latest entry of any table changed since. */
+uint64_t pt_machine_latest_gen(const struct pt_machine *m);
 /*! pt_machine_lock_rule() : the lock (class, key) required for tables under root frame, false if none. */
 bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *cls, uint64_t *key);
 /*! pt_machine_locks_recorded() : true once the trace has shown any lock event. */
