@@ -207,6 +207,13 @@ struct pt_checker {
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
 	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
 	unsigned nopen, capopen;
+	/* what a free of a large folio (one page_free event) can skip for all its pages at once:
+	 * no store pending into it, no stale fact of it, no leaf mapping it */
+	struct free_memo {
+		bool valid;
+		uint64_t event;		/* pt_machine_event_index() of the page_free */
+		bool pending, facts, leaves;	/* false: none anywhere in the folio */
+	} free_memo;
 	/* the last user-table store check_lock() found covered by a lock, with what that answer
 	 * depends on: the stores of a run, to one table under one lock, look the locks up once */
 	struct lock_memo {
@@ -1143,13 +1150,50 @@ static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_
 	}
 }
 
+/*
+ * For a page_free of 16 pages or more: what free_store_pending(), free_page_tlb_cached() and
+ * free_page_mapped() could find in any of its pages, asked once for the whole range (each a
+ * superset of what they look for; false means none of them finds anything).  Freeing the
+ * folio's frames one by one changes none of it: a frame's release only drops leaves.
+ */
+static const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
+{
+	const struct pt_event *ev = pt_machine_current_event(m);
+	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
+		return NULL;
+	struct free_memo *fm = &c->free_memo;
+	if (fm->valid && fm->event == pt_machine_event_index(m))
+		return fm;
+	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1), hi = lo + (1ull << (PT_PAGE_SHIFT + ev->order));
+	*fm = (struct free_memo){ true, pt_machine_event_index(m), false, false, false };
+	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
+		for (uint32_t i = 0; i < pt_machine_npending(m, k) && !fm->pending; i++) {
+			uint32_t pf;
+			unsigned idx;
+			uint64_t val;
+			pt_machine_pending(m, k, i, &pf, &idx, &val);
+			const struct pt_frame *pfr = pt_machine_frame(m, pf);
+			if (!pfr->level_known || !pt_desc_valid(val))
+				continue;
+			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
+			fm->pending = oa(m, val) < hi && lo < oa(m, val) + size;
+		}
+	for (uint32_t i = 0; i < pt_machine_nfacts(m) && !fm->facts; i++) {
+		const struct pt_fact *fa = pt_machine_fact(m, i);
+		fm->facts = oa(m, fa->desc) < hi && lo < oa(m, fa->desc) + pt_level_size(fa->level);
+	}
+	fm->leaves = pt_machine_leaves_maybe_in(m, lo, hi);
+	return fm;
+}
+
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	unsigned cpu = cur_cpu(c);
+	const struct free_memo *fm = folio_free_memo(c, m);
 
-	if (free_store_pending(c, m, f, cpu))
+	if ((!fm || fm->pending) && free_store_pending(c, m, f, cpu))
 		return;
 	if (fr->state == PT_FS_TABLE) {
 		free_table(c, m, f, cpu);
@@ -1157,7 +1201,9 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	}
 	if (fr->state != PT_FS_DATA)
 		return;
-	if (!free_page_tlb_cached(c, m, f, cpu))
+	if ((!fm || fm->facts) && free_page_tlb_cached(c, m, f, cpu))
+		return;
+	if (!fm || fm->leaves)
 		free_page_mapped(c, m, f, cpu);
 }
 
@@ -1761,6 +1807,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->nkmaps = 0;
 	c->memo.valid = false;
 	c->lock_memo.gen = UINT64_MAX;
+	c->free_memo.valid = false;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);

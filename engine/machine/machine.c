@@ -2101,6 +2101,27 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 	return n;
 }
 
+bool pt_machine_leaves_maybe_in(const struct pt_machine *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t levels = 0;
+	for (unsigned level = 1; level <= 3; level++)
+		levels += m->nrmap_at[level] != 0;
+	if (!levels)
+		return false;
+	/* a look at every slot, when that is fewer than the lookups of the pages one by one */
+	if ((m->rmap.mask + 1) / 16 > ((hi - lo) >> PT_PAGE_SHIFT) * levels)
+		return true;
+	for (uint64_t i = 0; i <= m->rmap.mask; i++) {
+		uint64_t key = m->rmap.slot[i].key;
+		if (key == HMAP_EMPTY)
+			continue;
+		uint64_t base = key & ~0xfffull, size = pt_level_size((int)(key & 3));
+		if (base < hi && lo < base + size)
+			return true;
+	}
+	return false;
+}
+
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max)
 {
 	uint32_t n = 0;

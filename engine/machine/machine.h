@@ -263,6 +263,9 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 /*! pt_machine_facts_overlapping() : stale leaf facts whose VA range overlaps [va, va+size). */
 uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
 				      uint32_t max);
+/*! pt_machine_leaves_maybe_in() : false if no page of [lo, hi) has a leaf mapping it
+ * (pt_machine_leaves_mapping() would find none for any of them); true if some may. */
+bool pt_machine_leaves_maybe_in(const struct pt_machine *m, uint64_t lo, uint64_t hi);
 /*! pt_machine_leaves_mapping() : visible valid leaves mapping pa, as frame << 9 | index. */
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
 /*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
