@@ -478,6 +478,11 @@ size_t ptm_mutate(uint8_t *data, size_t size, size_t max_size, uint64_t *rng, en
 	bool literal = r && r[0] == PT_PROG_LITERAL;
 	if (literal && (k == PTM_SPLIT || k == PTM_RETARGET || k == PTM_SCHEDULE || k == PTM_TWEAK))
 		k = PTM_DUPLICATE;	/* literals move as units; byte havoc reaches inside them */
+	/* the last record may be cut short by the end of the input: what writes at fixed offsets
+	 * inside a record (a literal's cpu byte, a record's address and length bytes) would write
+	 * past the input, past the engine's buffer when the input fills it */
+	if (r && (k == PTM_SPLIT || k == PTM_RETARGET || k == PTM_MOVE_CPU) && ri < (literal ? 4u : PT_PROG_RECORD))
+		k = literal ? PTM_DUPLICATE : PTM_TWEAK;
 	switch (k) {
 	case PTM_INSERT: {
 		for (unsigned b = 0; b < PT_PROG_RECORD; b++)

@@ -634,6 +634,32 @@ static void test_mutations_keep_whole_records(void **state)
 	}
 }
 
+/* An input that fills the engine's buffer and ends in a record cut short: no mutation
+ * writes past it (a literal's cpu byte, a record's address or length bytes at fixed
+ * offsets did, into whatever followed the engine's buffer). */
+static void test_mutations_stay_inside_a_full_buffer(void **state)
+{
+	(void)state;
+	enum { CANARY = 64 };
+	static uint8_t buf[600 + CANARY];
+	uint64_t s = 0x5eed, rng = 7;
+	for (int it = 0; it < 200000; it++) {
+		size_t n = random_input(buf, 600, &s);
+		if (n < 2)
+			continue;
+		/* a literal record starting near the end, cut by it, half the time */
+		if (rnd(&s) % 2)
+			buf[n - 1 - rnd(&s) % (n - 1 < 3 ? n - 1 : 3)] = PT_PROG_LITERAL;
+		memset(buf + n, 0xa5, CANARY);
+		enum ptm_kind k;
+		size_t m = ptm_mutate(buf, n, n, &rng, &k);
+		assert_true(m <= n);
+		for (unsigned i = 0; i < CANARY; i++)
+			if (buf[n + i] != 0xa5)
+				fail_msg("mutation %d wrote byte %zu past a full buffer of %zu", (int)k, n + i, n);
+	}
+}
+
 /* Does p stop a thread inside a kernel op it runs, and use its CPU meanwhile?  A thread T,
  * a kernel op issued on T's CPU after T exists (queued to T), then a sched of T by a few
  * steps and, right after it, an IRQ or a kernel access on that CPU, or a migration of T.
@@ -784,6 +810,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_literal_tid_is_not_an_implicit_context),
 		cmocka_unit_test(test_corpus_traces_roundtrip_through_fuzz_inputs),
 		cmocka_unit_test(test_mutations_keep_whole_records),
+		cmocka_unit_test(test_mutations_stay_inside_a_full_buffer),
 		cmocka_unit_test(test_window_stops_a_thread_inside_a_kernel_op),
 		cmocka_unit_test(test_afl_trim_removes_whole_records),
 	};
