@@ -214,6 +214,14 @@ struct pt_checker {
 		uint64_t event;		/* pt_machine_event_index() of the page_free */
 		bool pending, facts, leaves;	/* false: none anywhere in the folio */
 	} free_memo;
+	/* whether a stale fact overlaps the VAs of a table that stores went to last ([lo, hi]), for the
+	 * stores of a run to it (facts_none_near()) */
+	struct facts_memo {
+		bool valid;
+		bool none;		/* no stale fact overlaps [lo, hi] */
+		uint64_t gen;		/* pt_machine_table_gen() at the last store's hook */
+		uint64_t lo, hi;
+	} facts_memo;
 	/* the last user-table store check_lock() found covered by a lock, with what that answer
 	 * depends on: the stores of a run, to one table under one lock, look the locks up once */
 	struct lock_memo {
@@ -577,17 +585,13 @@ struct tinfo {
 static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 {
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
-	memset(ti, 0, sizeof(*ti));
 	uint32_t p = pt_machine_first_pos(c->m, f);
 	if (p == UINT32_MAX) {
-		ti->kernel = fr->latest_space == 2;
-		ti->user = fr->latest_space == 1;
-		ti->asid = fr->latest_asid;
-		ti->va = fr->latest_space ? fr->latest_va : 0;
+		*ti = (struct tinfo){ .kernel = fr->latest_space == 2, .user = fr->latest_space == 1,
+				      .asid = fr->latest_asid, .va = fr->latest_space ? fr->latest_va : 0 };
 		return;
 	}
-	ti->found = true;
-	ti->va = pt_machine_pos(c->m, p)->va;
+	*ti = (struct tinfo){ .found = true, .va = pt_machine_pos(c->m, p)->va };
 	for (; p != UINT32_MAX; p = pt_machine_pos(c->m, p)->next) {
 		const struct pt_pos *pp = pt_machine_pos(c->m, p);
 		if (pp->global) {
@@ -620,7 +624,7 @@ static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t siz
 
 /* ---- hooks ---- */
 
-static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
+static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
 		       const struct tinfo *ti)
 {
 	struct pt_machine *m = c->m;
@@ -629,7 +633,6 @@ static void check_lock(struct pt_checker *c, uint32_t f, unsigned idx, uint64_t 
 	if (!ti->found)
 		return;		/* not hooked anywhere: a table being prepared needs no lock */
 	const struct pt_frame *fr = pt_machine_frame(m, f);
-	unsigned cpu = cur_cpu(c);
 	uint32_t tid = pt_machine_tid(m, cpu);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint64_t va = ti->va + idx * pt_level_size(fr->level);
@@ -675,15 +678,62 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 			unsigned level);
 static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu);
 static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx);
-static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
-				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu);
+static inline void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu, bool no_facts);
 static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 				 uint16_t asid, bool global, uint32_t child, unsigned by_cpu);
+
+/*
+ * The stale facts a store's hook sees are those the last store's hook saw when the table
+ * generation is the same, or one more with this event a store (PT_WRITE, PT_ZERO): facts come
+ * and go only as a store becomes visible, a TLBI completes or an ASID goes (DSB, TLBI, switch,
+ * mm exit ...: events pt_machine_table_gen() counts), never in the events it does not count
+ * (access, lock, unlock, begin, end, ISB) nor in a store's event before its hook.  Kept at
+ * every store's hook, so that a run of stores carries the memo along.
+ */
+static void facts_memo_roll(struct pt_checker *c, struct pt_machine *m)
+{
+	struct facts_memo *fm = &c->facts_memo;
+	uint64_t gen = pt_machine_table_gen(m);
+	if (!fm->valid || fm->gen == gen)
+		return;
+	const struct pt_event *ev = pt_machine_current_event(m);
+	fm->valid = fm->gen + 1 == gen && ev && (ev->kind == PT_EV_PT_WRITE || ev->kind == PT_EV_PT_ZERO);
+	fm->gen = gen;
+}
+
+/*
+ * At a store's hook: is it known that no stale fact overlaps [va, va + size of level), the
+ * VAs of an entry of a table whose first VA is base?  Then pt_machine_facts_overlapping()
+ * would find none there.  A look at every fact for the whole table's VAs, when there are few
+ * (pt_machine_facts_overlapping() looks at each of them for one entry then), answers for the
+ * next stores of a run to the table too.
+ */
+static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t base, uint64_t va, unsigned level)
+{
+	struct facts_memo *fm = &c->facts_memo;
+	uint64_t size = pt_level_size(level);
+	uint32_t n = pt_machine_nfacts(m);
+	if (!n)
+		return true;
+	if (fm->valid && va >= fm->lo && va + (size - 1) <= fm->hi)
+		return fm->none;
+	if (n >= 64)
+		return false;
+	uint64_t hi = base + (size * PT_PTRS - 1);
+	*fm = (struct facts_memo){ true, true, pt_machine_table_gen(m), base, hi < base ? UINT64_MAX : hi };
+	for (uint32_t i = 0; i < n && fm->none; i++) {
+		const struct pt_fact *fa = pt_machine_fact(m, i);
+		fm->none = fa->va > fm->hi || fa->va + (pt_level_size(fa->level) - 1) < fm->lo;
+	}
+	return fm->none;
+}
 
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
+	facts_memo_roll(c, m);
 	if (!fr->level_known)
 		return;
 	unsigned cpu = cur_cpu(c);
@@ -727,7 +777,8 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 			const struct pt_pos *pp = pt_machine_pos(m, p);
 			uint64_t eva = pp->va + idx * pt_level_size(level);
 			if (pt_desc_is_leaf(new, level))
-				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu);
+				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu,
+						    facts_none_near(c, m, pp->va, eva, level));
 			else if (pt_desc_is_table(new, level)) {
 				uint32_t child = pt_machine_lookup(m, oa(m, new));
 				if (child != PT_NO_FRAME)
@@ -750,7 +801,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 	}
 
 	/* I12 */
-	check_lock(c, f, idx, old, new, &ti);
+	check_lock(c, cpu, f, idx, old, new, &ti);
 
 	/* I8: what an unmap removes outside its range */
 	if (found)
@@ -769,12 +820,12 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
-	unsigned cpu = cur_cpu(c);
 	if (!fr->level_known || fr->level < 2)
 		return;
 	unsigned n = fr->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
+	unsigned cpu = cur_cpu(c);
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
@@ -853,16 +904,15 @@ static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned
 	return 0;
 }
 
-/* I4: a new leaf for va while an old, different translation of it may still be cached */
-static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
-				uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
+/* I4: an old translation for va may still be cached beside a new leaf.  True if it reported. */
+static bool leaf_fact_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+			       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
 {
 	uint32_t hits[MAX_HITS];
 	uint64_t size = pt_level_size(level);
 	uint32_t n = pt_machine_facts_overlapping(m, va, size, hits, MAX_HITS);
 	char tb[32];
 
-	/* I4: an old translation for this VA may still be cached beside the new one */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
 		if (!(f->global || global || f->asid == asid))
@@ -879,24 +929,41 @@ static void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint
 		       "new level-%u translation for va 0x%llx (%s) became visible while the old one (stale "
 		       "since event %llu) may still be cached", level, (unsigned long long)va,
 		       tagname(global, asid, tb, sizeof(tb)), (unsigned long long)f->since);
-		return;
+		return true;
 	}
-	/* I4: a block replaced a table whose walk-cache entry may survive */
-	if (level < 3) {
-		for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
-			const struct pt_pos *p = pt_machine_stale_pos(m, i);
-			const struct pt_frame *fr = pt_machine_frame(m, p->frame);
-			if (fr->level == (int)level + 1 && p->va == va && (p->global || global || p->asid == asid)) {
-				struct pt_stale s;
-				stale_from_pos(c, &s, p);
-				report(c, PT_I4, by_cpu, "table-to-block", RULE_BBM_CONFLICT, va, oa(m, desc), s.desc,
-				       desc, &s,
-				       "level-%u block for va 0x%llx became visible while a walk-cache entry for the "
-				       "table it replaced may survive", level, (unsigned long long)va);
-				return;
-			}
+	return false;
+}
+
+/* I4: a block replaced a table whose walk-cache entry may survive */
+static void leaf_walk_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+			       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
+{
+	for (uint32_t i = 0; i < pt_machine_nstale_pos(m); i++) {
+		const struct pt_pos *p = pt_machine_stale_pos(m, i);
+		const struct pt_frame *fr = pt_machine_frame(m, p->frame);
+		if (fr->level == (int)level + 1 && p->va == va && (p->global || global || p->asid == asid)) {
+			struct pt_stale s;
+			stale_from_pos(c, &s, p);
+			report(c, PT_I4, by_cpu, "table-to-block", RULE_BBM_CONFLICT, va, oa(m, desc), s.desc, desc,
+			       &s,
+			       "level-%u block for va 0x%llx became visible while a walk-cache entry for the "
+			       "table it replaced may survive", level, (unsigned long long)va);
+			return;
 		}
 	}
+}
+
+/* I4: a new leaf for va while an old, different translation of it may still be cached.
+ * no_facts: the caller knows no stale fact overlaps the leaf's VAs (facts_memo). */
+static inline void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
+				       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu, bool no_facts)
+{
+	/* without stale facts, pt_machine_facts_overlapping() finds none */
+	if (!no_facts && pt_machine_nfacts(m) &&
+	    leaf_fact_conflict(c, m, va, level, asid, global, desc, by_cpu))
+		return;
+	if (level < 3 && pt_machine_nstale_pos(m))
+		leaf_walk_conflict(c, m, va, level, asid, global, desc, by_cpu);
 }
 
 /* The leaf translating va inside the subtree of table f (level, covering base..). */
@@ -978,7 +1045,7 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
 			 uint64_t desc, unsigned by_cpu)
 {
-	check_leaf_conflict(ctx, m, va, level, asid, global, desc, by_cpu);
+	check_leaf_conflict(ctx, m, va, level, asid, global, desc, by_cpu, false);
 }
 
 static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
@@ -1201,7 +1268,8 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	}
 	if (fr->state != PT_FS_DATA)
 		return;
-	if ((!fm || fm->facts) && free_page_tlb_cached(c, m, f, cpu))
+	/* without stale facts, pt_machine_facts_mapping() finds none */
+	if ((fm ? fm->facts : pt_machine_nfacts(m) != 0) && free_page_tlb_cached(c, m, f, cpu))
 		return;
 	if (!fm || fm->leaves)
 		free_page_mapped(c, m, f, cpu);
@@ -1808,6 +1876,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->memo.valid = false;
 	c->lock_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
+	c->facts_memo.valid = false;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);
