@@ -635,13 +635,13 @@ static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint32_t tid = pt_machine_tid(m, cpu);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
-	uint64_t va = ti->va + idx * pt_level_size(fr->level);
 	unsigned cls;
 	uint64_t key;
 
 	if (pt_machine_has_lock_rules(m)) {
 		uint32_t root = pt_machine_table_root(m, f);
 		if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
+			uint64_t va = ti->va + idx * pt_level_size(fr->level);
 			if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
 				report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new,
 				       NULL,
@@ -667,6 +667,7 @@ static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 		*lm = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return;
 	}
+	uint64_t va = ti->va + idx * pt_level_size(fr->level);
 	report(c, PT_I12, cpu, fr->level == 3 ? "pte-without-ptl" : "pmd-without-lock", RULE_LOCK, va,
 	       pa + idx * 8, old, new, NULL,
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
@@ -1441,7 +1442,7 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 	uint64_t size = pt_level_size(level);
 	if (c->nsnap_all)
 		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
-	if (!is_unmap(op) || !pt_desc_valid(old))
+	if (!pt_desc_valid(old) || !is_unmap(op))
 		return;
 	/* the kernel unmaps whole pages: the length rounds up */
 	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull;
