@@ -136,6 +136,7 @@ struct kmap {
 	uint32_t ctx;
 	uint16_t store_cpu;
 	uint8_t state;
+	uint8_t level;		/* of the leaf: a block's pending mapping covers all its pages */
 };
 
 /*
@@ -797,7 +798,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 	/* I6: a new valid kernel mapping starts owing DSB + ISB */
 	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && ti.kernel && c->nkmaps < MAX_KMAPS) {
 		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
-				  KM_NEED_DSB };
+				  KM_NEED_DSB, (uint8_t)level };
 		c->kmaps[c->nkmaps++] = k;
 	}
 
@@ -1348,8 +1349,8 @@ static void on_access(void *ctx, struct pt_machine *m, const struct pt_event *ev
 	uint32_t me = pt_machine_context(m, ev->cpu);
 	for (unsigned i = 0; i < c->nkmaps; i++) {
 		const struct kmap *k = &c->kmaps[i];
-		/* the page (or block) that the pending mapping covers */
-		if (ev->va >> PT_PAGE_SHIFT != k->va >> PT_PAGE_SHIFT)
+		/* the page or block that the pending mapping covers (k->va is the leaf's first VA) */
+		if (ev->va - k->va >= pt_level_size(k->level))
 			continue;
 		/* its creator must have done both barriers; anyone else needs at least the DSB */
 		if (k->ctx == me || k->state == KM_NEED_DSB) {
