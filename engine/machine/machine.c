@@ -76,6 +76,13 @@ struct release_set {
 	uint32_t n, cap;
 };
 
+/* A lock the trace took or released (a record of the lock table, found through locks). */
+struct lock_state {
+	uint64_t key;			/* lock_key(class, key) */
+	uint64_t cur;			/* holder tid << 32 | write << 16 | readers; HMAP_EMPTY if free */
+	struct release_set rel;		/* its last release (n = 0: none yet) */
+};
+
 struct pend_tlbi {
 	uint8_t op;
 	uint8_t ttl;
@@ -93,6 +100,16 @@ struct pend_tlbi {
 			abort();					\
 	}								\
 	(vec).v[(vec).n++] = (x);					\
+} while (0)
+/* Room for k more elements, grown as k VEC_PUSH()es would grow it. */
+#define VEC_RESERVE(vec, k) do {					\
+	if ((vec).n + (k) > (vec).cap) {				\
+		while ((vec).n + (k) > (vec).cap)			\
+			(vec).cap = (vec).cap ? (vec).cap * 2 : 16;	\
+		(vec).v = realloc((vec).v, (vec).cap * sizeof(*(vec).v)); \
+		if (!(vec).v)						\
+			abort();					\
+	}								\
 } while (0)
 
 struct cpu {
@@ -132,6 +149,8 @@ struct lock_rule {
 };
 
 #define ASID_CHUNK 256u
+#define FACT_REGION_SHIFT 21	/* pt_level_size(2) */
+#define FACT_REGIONS 256u
 
 /* see pt_machine.walk_memo */
 struct walk_memo {
@@ -170,6 +189,10 @@ struct pt_machine {
 	/* entries of facts_by_va (and facts_by_oa) and of rmap by leaf level (1..3): a lookup by
 	 * level skips the levels nothing is at (most sessions have no 1G and few 2M leaves) */
 	uint32_t nfacts_at[PT_LEVELS], nrmap_at[PT_LEVELS];
+	/* stale facts of levels 2 and 3 by the 2 MiB VA region they lie in (fact_region()): a
+	 * query of at most 2 MiB touches at most two regions, and where both count none it finds
+	 * no such fact, without a scan of the facts or a hash lookup */
+	uint32_t nfacts_in[FACT_REGIONS];
 	/* every stale fact since there were none lies in VAs [facts_lo, facts_hi] (a bound,
 	 * not shrunk as facts go) */
 	uint64_t facts_lo, facts_hi;
@@ -179,9 +202,10 @@ struct pt_machine {
 	uint32_t *asid_root[65536 / ASID_CHUNK];
 	uint32_t kernel_root;
 
-	struct hmap locks;		/* key(class, key) -> holder tid << 1 | write; readers counted */
-	struct hmap releases;		/* key(class, key) -> index in relsets: the last release */
-	VEC(struct release_set) relsets;
+	/* the lock table: lock_key(class, key) -> index in lock_states, one record per lock seen,
+	 * so that a lock or unlock finds its holder and its last release with one lookup */
+	struct hmap locks;
+	VEC(struct lock_state) lock_states;
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
@@ -565,12 +589,30 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 
 /* ---- stale leaf facts ---- */
 
+/* The slot of nfacts_in[] for va's 2 MiB region (regions FACT_REGIONS apart share one). */
+static inline unsigned fact_region(uint64_t va)
+{
+	return (unsigned)((va >> FACT_REGION_SHIFT) % FACT_REGIONS);
+}
+
+/* false only if no stale fact can overlap [va, va + size): none is at level 1, size is 1..2 MiB
+ * (so [va, va + size) meets at most two 2 MiB regions) and none of level 2 or 3 is in them */
+static bool facts_maybe_in(const struct pt_machine *m, uint64_t va, uint64_t size)
+{
+	uint64_t last = va + (size - 1);
+	if (m->nfacts_at[1] || !size || size > pt_level_size(2) || last < va)
+		return true;
+	return m->nfacts_in[fact_region(va)] || m->nfacts_in[fact_region(last)];
+}
+
 static void fact_index(struct pt_machine *m, uint32_t i)
 {
 	const struct pt_fact *f = &m->facts.v[i];
 	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
 	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
 	m->nfacts_at[f->level]++;
+	if (f->level >= 2)
+		m->nfacts_in[fact_region(f->va)]++;
 }
 
 static void fact_unindex(struct pt_machine *m, uint32_t i)
@@ -582,6 +624,8 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	(void)a;
 	(void)b;
 	m->nfacts_at[f->level]--;
+	if (f->level >= 2)
+		m->nfacts_in[fact_region(f->va)]--;
 }
 
 static void fact_del(struct pt_machine *m, uint32_t i)
@@ -822,8 +866,8 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	/* leaves: single-page forms by lookup, the rest by scan */
 	if (t->size == pt_level_size(3)) {
 		for (unsigned level = 1; level <= 3; level++) {
-			if (!m->nfacts_at[level])
-				continue;
+			if (!m->nfacts_at[level] || (level >= 2 && !m->nfacts_in[fact_region(t->va)]))
+				continue;	/* (a fact of level 2 or 3 at t->va is in its region) */
 			uint64_t key = va_key(t->va, level);
 			uint64_t it = hmap_first(&m->facts_by_va, key);
 			while (it != HMAP_END) {
@@ -1160,16 +1204,17 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
 		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		/* the frames this chunk's part may add, at once (data_page_alloc() adds none) */
+		VEC_RESERVE(m->frames, hi - lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
 			if (c->idx[k] != PT_NO_FRAME) {
 				data_page_alloc(m, c->idx[k], ev);
 				continue;
 			}
-			struct pt_frame f = { .pfn = pfn + i, .state = PT_FS_DATA, .order = ev->order,
-					      .node = ev->node, .page_id = ++m->next_page_id,
-					      .alloc_event = m->event_index };
-			VEC_PUSH(m->frames, f);
-			c->idx[k] = m->frames.n - 1;
+			m->frames.v[m->frames.n] = (struct pt_frame){
+				.pfn = pfn + i, .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
+				.page_id = ++m->next_page_id, .alloc_event = m->event_index };
+			c->idx[k] = m->frames.n++;
 		}
 	}
 }
@@ -1354,11 +1399,26 @@ static void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
 	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
 }
 
+/* The record of lock k, made (free, never released) if there is none and create is set. */
+static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool create)
+{
+	uint64_t i = hmap_get(&m->locks, k, HMAP_EMPTY);
+	if (i == HMAP_EMPTY) {
+		if (!create)
+			return NULL;
+		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
+		VEC_PUSH(m->lock_states, z);
+		i = m->lock_states.n - 1;
+		hmap_insert(&m->locks, k, i);
+	}
+	return &m->lock_states.v[i];
+}
+
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
 	uint32_t tid = m->cpu[ev->cpu].tid;
-	uint64_t k = lock_key(ev->op, ev->pa);
-	uint64_t cur = hmap_get(&m->locks, k, HMAP_EMPTY);
+	struct lock_state *ls = lock_state(m, lock_key(ev->op, ev->pa), lock);
+	uint64_t cur = ls ? ls->cur : HMAP_EMPTY;
 	bool write = ev->op != PT_LOCK_MMAP || (ev->flags & PT_LOCK_WRITE);
 	m->locks_recorded = true;
 	m->locks_gen++;
@@ -1376,37 +1436,26 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 		}
 		OBS(m, lock, ev, contended);
 		if (!contended) {
-			hmap_set(&m->locks, k, cur);
+			ls->cur = cur;
 			/* acquire after another CPU's release: its earlier stores, and those it had
 			 * observed itself, are observed by this CPU, so this CPU's DSB completes them
 			 * too (DSB cumulativity, Arm ARM B2.3) */
-			uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
 			struct cpu *c = &m->cpu[ev->cpu];
-			if (rel != HMAP_EMPTY) {
-				const struct release_set *rs = &m->relsets.v[rel];
-				for (uint32_t i = 0; i < rs->n; i++)
-					if (rs->e[i].cpu != ev->cpu)
-						drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->e[i].cpu, rs->e[i].upto);
-			}
+			for (uint32_t i = 0; i < ls->rel.n; i++)
+				if (ls->rel.e[i].cpu != ev->cpu)
+					drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, ls->rel.e[i].cpu, ls->rel.e[i].upto);
 		}
 	} else {
 		if (cur == HMAP_EMPTY)
 			return;
 		uint32_t readers = cur & 0xffff;
 		if (!(cur & (1u << 16)) && readers > 1)
-			hmap_set(&m->locks, k, (cur & ~0xffffull) | (readers - 1));
+			ls->cur = (cur & ~0xffffull) | (readers - 1);
 		else
-			hmap_del(&m->locks, k);
-		uint64_t rel = hmap_get(&m->releases, k, HMAP_EMPTY);
-		if (rel == HMAP_EMPTY) {
-			struct release_set z = { 0 };
-			VEC_PUSH(m->relsets, z);
-			rel = m->relsets.n - 1;
-			hmap_set(&m->releases, k, rel);
-		}
+			ls->cur = HMAP_EMPTY;
 		/* what this CPU stored and what it observed from others before the release */
 		const struct cpu *c = &m->cpu[ev->cpu];
-		struct release_set *rs = &m->relsets.v[rel];
+		struct release_set *rs = &ls->rel;
 		rs->n = 0;
 		release_set_add(rs, (uint16_t)ev->cpu, m->sseq);
 		for (uint32_t i = 0; i < c->ndrain; i++)
@@ -1466,7 +1515,6 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
 	hmap_init(&m->rmap, LOG2_RMAP);
 	hmap_init(&m->locks, LOG2_LOCKS);
-	hmap_init(&m->releases, LOG2_LOCKS);
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
@@ -1505,6 +1553,9 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
+	/* a region counts only facts there are: zeroing those of the facts left clears them all */
+	for (uint32_t i = 0; i < m->facts.n; i++)
+		m->nfacts_in[fact_region(m->facts.v[i].va)] = 0;
 	m->facts.n = 0;
 	m->facts_lo = UINT64_MAX;
 	m->facts_hi = 0;
@@ -1518,10 +1569,9 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
-	hmap_reset(&m->releases, LOG2_LOCKS);
-	for (uint32_t i = 0; i < m->relsets.n; i++)
-		free(m->relsets.v[i].e);
-	m->relsets.n = 0;
+	for (uint32_t i = 0; i < m->lock_states.n; i++)
+		free(m->lock_states.v[i].rel.e);
+	m->lock_states.n = 0;
 	hmap_reset(&m->parked, LOG2_PARKED);
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
@@ -1578,10 +1628,9 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->facts_by_oa);
 	hmap_destroy(&m->rmap);
 	hmap_destroy(&m->locks);
-	hmap_destroy(&m->releases);
-	for (uint32_t i = 0; i < m->relsets.n; i++)
-		free(m->relsets.v[i].e);
-	free(m->relsets.v);
+	for (uint32_t i = 0; i < m->lock_states.n; i++)
+		free(m->lock_states.v[i].rel.e);
+	free(m->lock_states.v);
 	hmap_destroy(&m->parked);
 	hmap_destroy(&m->root_pages);
 	free(m->parked_ops.v);
@@ -1887,7 +1936,8 @@ uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu)
 
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write)
 {
-	uint64_t cur = hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+	uint64_t i = hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+	uint64_t cur = i == HMAP_EMPTY ? HMAP_EMPTY : m->lock_states.v[i].cur;
 	if (cur == HMAP_EMPTY)
 		return UINT32_MAX;
 	if (write)
@@ -2074,9 +2124,9 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 		x = mix2(x, cp->op.open | (uint64_t)cp->op.kind << 1);
 		h += hmap_mix(x);
 	}
-	for (uint64_t i = 0; i <= m->locks.mask; i++)
-		if (m->locks.slot[i].key != HMAP_EMPTY)
-			h += mix2(m->locks.slot[i].key, m->locks.slot[i].val);
+	for (uint32_t i = 0; i < m->lock_states.n; i++)
+		if (m->lock_states.v[i].cur != HMAP_EMPTY)
+			h += mix2(m->lock_states.v[i].key, m->lock_states.v[i].cur);
 	for (uint32_t i = 0; i < m->lazy_areas.n; i++)
 		h = mix2(h, mix2(m->lazy_areas.v[i].start, m->lazy_areas.v[i].end));
 	h = mix2(h, m->kernel_root == PT_NO_FRAME ? 0 : m->frames.v[m->kernel_root].pfn);
@@ -2140,7 +2190,8 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 				      uint32_t max)
 {
 	uint32_t n = 0;
-	if (!m->facts.n || va > m->facts_hi || (size && va + (size - 1) < m->facts_lo))
+	if (!m->facts.n || va > m->facts_hi || (size && va + (size - 1) < m->facts_lo) ||
+	    !facts_maybe_in(m, va, size))
 		return 0;	/* no facts, or none in reach of these VAs */
 	if (size > pt_level_size(2) || m->facts.n < 64) {
 		for (uint32_t i = 0; i < m->facts.n && n < max; i++) {
