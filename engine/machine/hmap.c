@@ -2,7 +2,6 @@
 /* hmap.c - open-addressing multimap (see hmap.h). */
 #include "hmap.h"
 
-#include <assert.h>
 #include <string.h>
 
 static void alloc_slots(struct hmap *h, uint64_t cap)
@@ -39,37 +38,27 @@ void hmap_reset(struct hmap *h, unsigned log2cap)
 	}
 }
 
-static void put(struct hmap *h, uint64_t key, uint64_t val)
-{
-	uint64_t i = hmap_mix(key) & h->mask;
-	while (h->slot[i].key != HMAP_EMPTY)
-		i = (i + 1) & h->mask;
-	h->slot[i].key = key;
-	h->slot[i].val = val;
-	h->count++;
-}
-
-static void grow(struct hmap *h)
+/* Twice the slots, the pairs inserted again in slot order (their order in a key's probe
+ * sequence follows). */
+void hmap_grow(struct hmap *h)
 {
 	struct hmap_slot *old = h->slot;
-	uint64_t cap = h->mask + 1;
+	uint64_t cap = h->mask + 1, count = h->count;
 	alloc_slots(h, cap * 2);
-	for (uint64_t i = 0; i < cap; i++)
-		if (old[i].key != HMAP_EMPTY)
-			put(h, old[i].key, old[i].val);
+	for (uint64_t i = 0; i < cap; i++) {
+		if (old[i].key == HMAP_EMPTY)
+			continue;
+		uint64_t j = hmap_mix(old[i].key) & h->mask;
+		while (h->slot[j].key != HMAP_EMPTY)
+			j = (j + 1) & h->mask;
+		h->slot[j] = old[i];
+	}
+	h->count = count;
 	free(old);
 }
 
-void hmap_insert(struct hmap *h, uint64_t key, uint64_t val)
-{
-	assert(key != HMAP_EMPTY);
-	if ((h->count + 1) * 2 > h->mask + 1)
-		grow(h);
-	put(h, key, val);
-}
-
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void delete_at(struct hmap *h, uint64_t i)
+void hmap_delete_at(struct hmap *h, uint64_t i)
 {
 	uint64_t j = i;
 	for (;;) {
@@ -89,34 +78,6 @@ static void delete_at(struct hmap *h, uint64_t i)
 	h->count--;
 }
 
-bool hmap_remove(struct hmap *h, uint64_t key, uint64_t val)
-{
-	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
-		if (h->slot[it].val == val) {
-			delete_at(h, it);
-			return true;
-		}
-	}
-	return false;
-}
-
-bool hmap_replace(struct hmap *h, uint64_t key, uint64_t old, uint64_t new)
-{
-	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
-		if (h->slot[it].val == old) {
-			h->slot[it].val = new;
-			return true;
-		}
-	}
-	return false;
-}
-
-uint64_t hmap_get(const struct hmap *h, uint64_t key, uint64_t def)
-{
-	uint64_t it = hmap_first(h, key);
-	return it == HMAP_END ? def : h->slot[it].val;
-}
-
 void hmap_set(struct hmap *h, uint64_t key, uint64_t val)
 {
 	uint64_t it = hmap_first(h, key);
@@ -131,6 +92,6 @@ bool hmap_del(struct hmap *h, uint64_t key)
 	uint64_t it = hmap_first(h, key);
 	if (it == HMAP_END)
 		return false;
-	delete_at(h, it);
+	hmap_delete_at(h, it);
 	return true;
 }

@@ -7,6 +7,7 @@
 #ifndef PTFUZZ_HMAP_H
 #define PTFUZZ_HMAP_H
 
+#include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,16 +39,15 @@ void hmap_init(struct hmap *h, unsigned log2cap);
 void hmap_destroy(struct hmap *h);
 /*! hmap_reset() : empty, and exactly as hmap_init(h, log2cap) leaves it; free if already so. */
 void hmap_reset(struct hmap *h, unsigned log2cap);
-void hmap_insert(struct hmap *h, uint64_t key, uint64_t val);
-/*! hmap_remove() : remove one (key, val) pair; returns false if absent. */
-bool hmap_remove(struct hmap *h, uint64_t key, uint64_t val);
-/*! hmap_replace() : change the value of pair (key, old) to new; returns false if absent. */
-bool hmap_replace(struct hmap *h, uint64_t key, uint64_t old, uint64_t new);
-/*! hmap_get() : the value of the first pair with key, or def. (For maps with unique keys.) */
-uint64_t hmap_get(const struct hmap *h, uint64_t key, uint64_t def);
 /*! hmap_set() : set the unique value of key (insert or overwrite). */
 void hmap_set(struct hmap *h, uint64_t key, uint64_t val);
 bool hmap_del(struct hmap *h, uint64_t key);
+
+/* The parts of the operations below that are not inline (hmap.c): the machine's per-event
+ * inserts, removals and lookups are inline, without a call's cost, and the rare growth and
+ * the deletion's backward shift are calls. */
+void hmap_grow(struct hmap *h);
+void hmap_delete_at(struct hmap *h, uint64_t i);
 
 /* Iterate the values of key: for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) */
 #define HMAP_END UINT64_MAX
@@ -70,5 +70,49 @@ static inline uint64_t hmap_first(const struct hmap *h, uint64_t key)
 	return hmap_next(h, key, i);
 }
 static inline uint64_t hmap_val(const struct hmap *h, uint64_t it) { return h->slot[it].val; }
+
+static inline void hmap_insert(struct hmap *h, uint64_t key, uint64_t val)
+{
+	assert(key != HMAP_EMPTY);
+	if ((h->count + 1) * 2 > h->mask + 1)
+		hmap_grow(h);
+	uint64_t i = hmap_mix(key) & h->mask;
+	while (h->slot[i].key != HMAP_EMPTY)
+		i = (i + 1) & h->mask;
+	h->slot[i].key = key;
+	h->slot[i].val = val;
+	h->count++;
+}
+
+/*! hmap_remove() : remove one (key, val) pair; returns false if absent. */
+static inline bool hmap_remove(struct hmap *h, uint64_t key, uint64_t val)
+{
+	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
+		if (h->slot[it].val == val) {
+			hmap_delete_at(h, it);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*! hmap_replace() : change the value of pair (key, old) to new; returns false if absent. */
+static inline bool hmap_replace(struct hmap *h, uint64_t key, uint64_t old, uint64_t new)
+{
+	for (uint64_t it = hmap_first(h, key); it != HMAP_END; it = hmap_next(h, key, it)) {
+		if (h->slot[it].val == old) {
+			h->slot[it].val = new;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*! hmap_get() : the value of the first pair with key, or def. (For maps with unique keys.) */
+static inline uint64_t hmap_get(const struct hmap *h, uint64_t key, uint64_t def)
+{
+	uint64_t it = hmap_first(h, key);
+	return it == HMAP_END ? def : h->slot[it].val;
+}
 
 #endif
