@@ -328,18 +328,23 @@ static uint32_t chunk_frame(struct pt_machine *m, struct frame_chunk *c, uint64_
 	return *slot;
 }
 
-static uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
+/* frame_get() past the frame cache: a call of its own, so that the lookups the cache answers
+ * (most) cost no more than the cache's test (no registers saved for the chunk search) */
+static __attribute__((noinline)) uint32_t frame_get_uncached(struct pt_machine *m, uint64_t pfn, bool create)
 {
-	uint64_t pfn = pa >> PT_PAGE_SHIFT;
-	uint32_t hit = frame_cached(m, pfn);
-	if (hit != PT_NO_FRAME)
-		return hit;
 	struct frame_chunk *c = create ? chunk_get(m, pfn) : chunk_find(m, pfn);
 	if (!c)
 		return PT_NO_FRAME;
 	if (!create && c->idx[pfn & (FCHUNK_FRAMES - 1)] == PT_NO_FRAME)
 		return PT_NO_FRAME;
 	return chunk_frame(m, c, pfn);
+}
+
+static inline uint32_t frame_get(struct pt_machine *m, uint64_t pa, bool create)
+{
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	uint32_t hit = frame_cached(m, pfn);
+	return hit != PT_NO_FRAME ? hit : frame_get_uncached(m, pfn, create);
 }
 
 /* The pseudo address of the level -1 table holding the entry at pa (see ROOT_PFN_BASE). */
@@ -1885,17 +1890,21 @@ uint64_t pt_machine_table_gen(const struct pt_machine *m) { return m->walk_gen; 
 const struct pt_event *pt_machine_current_event(const struct pt_machine *m) { return m->cur; }
 struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &m->frames.v[idx]; }
 
+/* pt_machine_lookup() past the frame cache (a call of its own: see frame_get_uncached()) */
+static __attribute__((noinline)) uint32_t lookup_uncached(const struct pt_machine *m, uint64_t pfn)
+{
+	const struct frame_chunk *c = chunk_find(m, pfn);
+	uint32_t f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+	if (f != PT_NO_FRAME)
+		((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
+	return f;
+}
+
 uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
 	uint32_t f = frame_cached(m, pfn);
-	if (f != PT_NO_FRAME)
-		return f;
-	const struct frame_chunk *c = chunk_find(m, pfn);
-	f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
-	if (f != PT_NO_FRAME)
-		((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
-	return f;
+	return f != PT_NO_FRAME ? f : lookup_uncached(m, pfn);
 }
 
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
