@@ -271,9 +271,16 @@ static uint32_t *asid_root_slot(struct pt_machine *m, uint16_t asid)
 	return &(*c)[asid % ASID_CHUNK];
 }
 
+/* ~(pt_level_size(level) - 1) of levels 0..3, without the shift's arithmetic per key */
+static const uint64_t level_base_mask[PT_LEVELS] = {
+	~((1ull << 39) - 1), ~((1ull << 30) - 1), ~((1ull << 21) - 1), ~((1ull << 12) - 1),
+};
+
+/* The key of a leaf level's entry (levels 1..3) covering va, in facts_by_va, facts_by_oa, rmap. */
 static inline uint64_t va_key(uint64_t va, unsigned level)
 {
-	return (va & ~(pt_level_size(level) - 1)) | 0x800 | level;
+	assert(level < PT_LEVELS);
+	return (va & level_base_mask[level]) | 0x800 | level;
 }
 
 /* ---- frames ---- */
