@@ -176,12 +176,15 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 {
 	uint64_t base = c->key << PMD_SHIFT;
 	uint64_t lo = start > base ? start : base, hi = end - base < PMD_SIZE ? end : base + PMD_SIZE;
-	for (uint64_t va = lo; va < hi; va += PAGE_SIZE) {
-		unsigned i = pt_index(va, 3);
-		if (word_present(c, i)) {
-			c->present[i / 64] &= ~(1ull << (i % 64));
-			r->count--;
-		}
+	if (lo >= hi)
+		return;
+	/* the pages lo, lo + PAGE_SIZE, ... below hi are entries [i0, i1) of the chunk: their
+	 * present bits go a 64-bit word at a time */
+	unsigned i0 = pt_index(lo, 3), i1 = i0 + (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT);
+	for (unsigned w = i0 / 64; w <= (i1 - 1) / 64; w++) {
+		uint64_t bits = c->present[w] & word_bits(w, i0, i1);
+		r->count -= (uint64_t)__builtin_popcountll(bits);
+		c->present[w] &= ~bits;
 	}
 }
 
@@ -586,6 +589,16 @@ static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint
 	return NULL;
 }
 
+/* How many pages from va on, below stop, are present in chunk c under the 64-bit present word
+ * of va's page (0 if any is missing); stop is at most the end of c's 2M. */
+static inline unsigned present_run(const struct ref_chunk *c, uint64_t va, uint64_t stop)
+{
+	unsigned i0 = pt_index(va, 3), n = 64 - i0 % 64;
+	if ((stop - va) >> PAGE_SHIFT < n)
+		n = (unsigned)((stop - va) >> PAGE_SHIFT);
+	return n && !(~c->present[i0 / 64] & word_bits(i0 / 64, i0, i0 + n)) ? n : 0;
+}
+
 /*
  * The pages from va on, up to end, as ref_check_page() judges them one by one (the same walk
  * results, the same words), without a lookup per page: for ops no other op is in flight with
@@ -645,11 +658,30 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 	}
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	const uint64_t vp = v ? ref_prot(v->prot) : 0;
+	/* A stretch of pages under one present word of c agrees, as page by page, where each
+	 * page's (word & keep) | add equals what the page tables give for it mapped: that is
+	 * want_in_prot() of a word with REF_PRESENT (the kernel's words are wanted as they are);
+	 * of a word without it the value lacks REF_PRESENT too, which a mapped page's value
+	 * (desc_flags()) never does; and two equal words stay equal through words_comparable().
+	 * Any other stretch (a page not mapped, a word missing) is judged page by page. */
+	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC;
+	const uint64_t keep = s->kernel ? ~0ull : ~(perm & ~vp), add = s->kernel ? 0 : vp & REF_NUMA;
 	if (range && wc->mapped && (s->kernel || v)) {
 		/* one block maps every page of the run: what page_words() gives for each, with the
 		 * block's flags and output address computed once */
 		const uint64_t flags = desc_flags(wc->r.desc, s->kernel), oa = pt_desc_oa(wc->r.desc);
 		const uint64_t in_block = pt_level_size(wc->r.level) - 1;
+		for (unsigned n; c && (n = present_run(c, va, stop));) {
+			uint64_t diff = 0;
+			for (unsigned k = 0; k < n; k++) {
+				uint64_t a = va + (uint64_t)k * PAGE_SIZE;
+				uint64_t got = ((oa + ((a - base) & in_block)) & PT_DESC_OA_MASK) | flags;
+				diff |= ((c->word[pt_index(va, 3) + k] & keep) | add) ^ got;
+			}
+			if (diff)
+				break;	/* page by page below, from the stretch's first page */
+			va += (uint64_t)n * PAGE_SIZE;
+		}
 		for (; va < stop; va += PAGE_SIZE) {
 			unsigned i = pt_index(va, 3);
 			uint64_t want = c && word_present(c, i) ? c->word[i] : 0;
@@ -661,6 +693,20 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 				break;
 		}
 		return va;
+	}
+	for (unsigned n; !range && c && (n = present_run(c, va, stop));) {
+		/* the PTE table's leaves: what page_words() gives for a mapped page */
+		uint64_t diff = 0;
+		for (unsigned k = 0; k < n; k++) {
+			uint64_t a = va + (uint64_t)k * PAGE_SIZE;
+			uint64_t d = wc->pte[((a - base) >> PAGE_SHIFT) & (PT_PTRS - 1)];
+			uint64_t got = ((pt_desc_oa(d) + ((a - base) & (PAGE_SIZE - 1))) & PT_DESC_OA_MASK) |
+				       desc_flags(d, s->kernel);
+			diff |= (((c->word[pt_index(va, 3) + k] & keep) | add) ^ got) | !pt_desc_is_leaf(d, 3);
+		}
+		if (diff)
+			break;
+		va += (uint64_t)n * PAGE_SIZE;
 	}
 	for (uint64_t first = va; va < stop; va += PAGE_SIZE) {
 		if (!s->kernel && !v && va != first)
