@@ -186,8 +186,11 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	uint64_t pa = ALIGN_UP(mm->bump[node], size);
 	/* the pages skipped to align the block, lowest first, as one free_push() each */
 	free_reserve(mm, 0, (pa - mm->bump[node] + PAGE_SIZE - 1) >> PAGE_SHIFT);
+	uint64_t *fl = mm->freel[0];
+	uint32_t nf = mm->nfree[0];
 	for (uint64_t gap = mm->bump[node]; gap < pa; gap += PAGE_SIZE)
-		mm->freel[0][mm->nfree[0]++] = gap;
+		fl[nf++] = gap;
+	mm->nfree[0] = nf;
 	mm->bump[node] = pa + size;
 	return pa;
 }

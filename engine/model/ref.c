@@ -352,6 +352,14 @@ static inline uint64_t desc_flags(uint64_t d, bool kernel)
 	return f;
 }
 
+/* desc_flags() of a valid descriptor, computed without branches: kuser is PT_DESC_USER for the
+ * kernel's space (always readable) and 0 for a user's, xn its execute-never bit (PXN, UXN). */
+static inline uint64_t valid_desc_flags(uint64_t d, uint64_t kuser, uint64_t xn)
+{
+	return REF_PRESENT | ((d | kuser) & PT_DESC_USER ? REF_READ : 0) |
+	       ((~d & PT_DESC_RDONLY) | (d & PT_DESC_DBM) ? REF_WRITE : 0) | (d & xn ? 0 : REF_EXEC);
+}
+
 /*
  * The translation of consecutive pages, one root-to-leaf walk per subtree
  * instead of one per page: ref_check() reads the page tables and changes
@@ -599,6 +607,32 @@ static inline unsigned present_run(const struct ref_chunk *c, uint64_t va, uint6
 	return n && !(~c->present[i0 / 64] & word_bits(i0 / 64, i0, i0 + n)) ? n : 0;
 }
 
+/* Nonzero unless each of the n words w[k], as (w[k] & keep) | add, equals the block's value for
+ * its page, at offset off + k * PAGE_SIZE into the block at oa (n is 64 for a whole present word:
+ * a fixed count the compiler unrolls and vectorizes). */
+static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, uint64_t oa, uint64_t flags,
+				  uint64_t keep, uint64_t add)
+{
+	uint64_t diff = 0;
+	for (unsigned k = 0; k < n; k++)
+		diff |= ((w[k] & keep) | add) ^ (((oa + off + (uint64_t)k * PAGE_SIZE) & PT_DESC_OA_MASK) | flags);
+	return diff;
+}
+
+/* Nonzero unless each of the n PTEs p[k] is a leaf whose value, as page_words() gives it for a page
+ * in_page bytes into it, equals (w[k] & keep) | add; kuser and xn as for valid_desc_flags(). */
+static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n, uint64_t in_page, uint64_t keep,
+				uint64_t add, uint64_t kuser, uint64_t xn)
+{
+	uint64_t diff = 0;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t d = p[k];
+		uint64_t got = ((pt_desc_oa(d) + in_page) & PT_DESC_OA_MASK) | valid_desc_flags(d, kuser, xn);
+		diff |= (((w[k] & keep) | add) ^ got) | ((d & 3) != 3);
+	}
+	return diff;
+}
+
 /*
  * The pages from va on, up to end, as ref_check_page() judges them one by one (the same walk
  * results, the same words), without a lookup per page: for ops no other op is in flight with
@@ -672,12 +706,10 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		const uint64_t flags = desc_flags(wc->r.desc, s->kernel), oa = pt_desc_oa(wc->r.desc);
 		const uint64_t in_block = pt_level_size(wc->r.level) - 1;
 		for (unsigned n; c && (n = present_run(c, va, stop));) {
-			uint64_t diff = 0;
-			for (unsigned k = 0; k < n; k++) {
-				uint64_t a = va + (uint64_t)k * PAGE_SIZE;
-				uint64_t got = ((oa + ((a - base) & in_block)) & PT_DESC_OA_MASK) | flags;
-				diff |= ((c->word[pt_index(va, 3) + k] & keep) | add) ^ got;
-			}
+			/* the run stays inside the block: its pages are at off, off + PAGE_SIZE, ... */
+			const uint64_t *w = &c->word[pt_index(va, 3)], off = (va - base) & in_block;
+			uint64_t diff = n == 64 ? block_diff(w, 64, off, oa, flags, keep, add) :
+						  block_diff(w, n, off, oa, flags, keep, add);
 			if (diff)
 				break;	/* page by page below, from the stretch's first page */
 			va += (uint64_t)n * PAGE_SIZE;
@@ -694,16 +726,14 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		}
 		return va;
 	}
+	const uint64_t kuser = s->kernel ? PT_DESC_USER : 0, xn = s->kernel ? PT_DESC_PXN : PT_DESC_UXN;
 	for (unsigned n; !range && c && (n = present_run(c, va, stop));) {
-		/* the PTE table's leaves: what page_words() gives for a mapped page */
-		uint64_t diff = 0;
-		for (unsigned k = 0; k < n; k++) {
-			uint64_t a = va + (uint64_t)k * PAGE_SIZE;
-			uint64_t d = wc->pte[((a - base) >> PAGE_SHIFT) & (PT_PTRS - 1)];
-			uint64_t got = ((pt_desc_oa(d) + ((a - base) & (PAGE_SIZE - 1))) & PT_DESC_OA_MASK) |
-				       desc_flags(d, s->kernel);
-			diff |= (((c->word[pt_index(va, 3) + k] & keep) | add) ^ got) | !pt_desc_is_leaf(d, 3);
-		}
+		/* the PTE table's leaves, the entries after va's in the table (the run stays in its
+		 * 2M): what page_words() gives for a mapped page */
+		const uint64_t *w = &c->word[pt_index(va, 3)];
+		const uint64_t *p = &wc->pte[((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1)], in_page = va & (PAGE_SIZE - 1);
+		uint64_t diff = n == 64 ? pte_diff(w, p, 64, in_page, keep, add, kuser, xn) :
+					  pte_diff(w, p, n, in_page, keep, add, kuser, xn);
 		if (diff)
 			break;
 		va += (uint64_t)n * PAGE_SIZE;
