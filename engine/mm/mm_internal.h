@@ -225,6 +225,7 @@ struct mm_model {
 	/* physical allocator: per order free lists and a bump pointer per node */
 	uint64_t *freel[19];
 	uint32_t nfree[19], capfree[19];
+	uint32_t free_orders;			/* bit o set iff nfree[o] > 0 */
 	uint64_t bump[8];
 	unsigned nnodes;
 	uint64_t next_anon_id;

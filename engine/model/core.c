@@ -164,17 +164,23 @@ static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)
 {
 	free_reserve(mm, order, 1);
 	mm->freel[order][mm->nfree[order]++] = pa;
+	mm->free_orders |= 1u << order;
 }
 
 static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 {
-	for (unsigned o = order; o <= 18; o++) {
+	/* the non-empty lists of orders from order on, in increasing order: the empty ones have
+	 * nothing to reuse */
+	for (uint32_t live = order <= 18 ? mm->free_orders >> order << order : 0; live; live &= live - 1) {
+		unsigned o = (unsigned)__builtin_ctz(live);
 		/* free blocks are reused only on their own node range */
 		for (uint32_t i = mm->nfree[o]; i-- > 0;) {
 			uint64_t pa = mm->freel[o][i];
 			if (((pa - PHYS_BASE) >> 34) != node)
 				continue;
 			mm->freel[o][i] = mm->freel[o][--mm->nfree[o]];
+			if (!mm->nfree[o])
+				mm->free_orders &= ~(1u << o);
 			while (o > order) {	/* split: keep the low half, free the high half */
 				o--;
 				free_push(mm, o, pa + (PAGE_SIZE << o));
@@ -191,6 +197,8 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	for (uint64_t gap = mm->bump[node]; gap < pa; gap += PAGE_SIZE)
 		fl[nf++] = gap;
 	mm->nfree[0] = nf;
+	if (nf)
+		mm->free_orders |= 1u;
 	mm->bump[node] = pa + size;
 	return pa;
 }
@@ -560,6 +568,7 @@ void mm_model_reset(struct mm_model *mm)
 	mm->nspace = 0;
 	for (unsigned o = 0; o <= 18; o++)
 		mm->nfree[o] = 0;
+	mm->free_orders = 0;
 	memset(mm->variant, 0, sizeof(mm->variant));
 	memset(&mm->res, 0, sizeof(mm->res));
 	mm->res_ev = NULL;
