@@ -220,7 +220,7 @@ struct pt_checker {
 	struct facts_memo {
 		bool valid;
 		bool none;		/* no stale fact overlaps [lo, hi] */
-		uint64_t gen;		/* pt_machine_table_gen() at the last store's hook */
+		uint64_t gen;		/* pt_machine_facts_gen() when it was found: the answer holds while it does */
 		uint64_t lo, hi;
 	} facts_memo;
 	/* the last user-table store check_lock() found covered by a lock, with what that answer
@@ -686,30 +686,11 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 				 uint16_t asid, bool global, uint32_t child, unsigned by_cpu);
 
 /*
- * The stale facts a store's hook sees are those the last store's hook saw when the table
- * generation is the same, or one more with this event a store (PT_WRITE, PT_ZERO): facts come
- * and go only as a store becomes visible, a TLBI completes or an ASID goes (DSB, TLBI, switch,
- * mm exit ...: events pt_machine_table_gen() counts), never in the events it does not count
- * (access, lock, unlock, begin, end, ISB) nor in a store's event before its hook.  Kept at
- * every store's hook, so that a run of stores carries the memo along.
- */
-static void facts_memo_roll(struct pt_checker *c, struct pt_machine *m)
-{
-	struct facts_memo *fm = &c->facts_memo;
-	uint64_t gen = pt_machine_table_gen(m);
-	if (!fm->valid || fm->gen == gen)
-		return;
-	const struct pt_event *ev = pt_machine_current_event(m);
-	fm->valid = fm->gen + 1 == gen && ev && (ev->kind == PT_EV_PT_WRITE || ev->kind == PT_EV_PT_ZERO);
-	fm->gen = gen;
-}
-
-/*
  * At a store's hook: is it known that no stale fact overlaps [va, va + size of level), the
  * VAs of an entry of a table whose first VA is base?  Then pt_machine_facts_overlapping()
  * would find none there.  A look at every fact for the whole table's VAs, when there are few
  * (pt_machine_facts_overlapping() looks at each of them for one entry then), answers for the
- * next stores of a run to the table too.
+ * next stores to the table too, as long as no fact came or went (pt_machine_facts_gen()).
  */
 static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t base, uint64_t va, unsigned level)
 {
@@ -718,12 +699,12 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	uint32_t n = pt_machine_nfacts(m);
 	if (!n)
 		return true;
-	if (fm->valid && va >= fm->lo && va + (size - 1) <= fm->hi)
+	if (fm->valid && fm->gen == pt_machine_facts_gen(m) && va >= fm->lo && va + (size - 1) <= fm->hi)
 		return fm->none;
 	if (n >= 64)
 		return false;
 	uint64_t hi = base + (size * PT_PTRS - 1);
-	*fm = (struct facts_memo){ true, true, pt_machine_table_gen(m), base, hi < base ? UINT64_MAX : hi };
+	*fm = (struct facts_memo){ true, true, pt_machine_facts_gen(m), base, hi < base ? UINT64_MAX : hi };
 	for (uint32_t i = 0; i < n && fm->none; i++) {
 		const struct pt_fact *fa = pt_machine_fact(m, i);
 		fm->none = fa->va > fm->hi || fa->va + (pt_level_size(fa->level) - 1) < fm->lo;
@@ -735,7 +716,6 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
-	facts_memo_roll(c, m);
 	if (!fr->level_known)
 		return;
 	unsigned cpu = cur_cpu(c);

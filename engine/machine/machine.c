@@ -217,6 +217,7 @@ struct pt_machine {
 	bool locks_recorded;
 	uint64_t locks_gen;		/* bumped whenever the lock table may change (never reset) */
 	uint64_t latest_gen;		/* bumped whenever a table's latest entries may change (never reset) */
+	uint64_t facts_gen;		/* bumped whenever a stale fact comes or goes (never reset) */
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
 
 	uint64_t seq;			/* visibility sequence */
@@ -622,6 +623,7 @@ static void fact_index(struct pt_machine *m, uint32_t i)
 	const struct pt_fact *f = &m->facts.v[i];
 	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
 	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+	m->facts_gen++;
 	m->nfacts_at[f->level]++;
 	if (f->level >= 2)
 		m->nfacts_in[fact_region(f->va)]++;
@@ -635,6 +637,7 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	assert(a && b);
 	(void)a;
 	(void)b;
+	m->facts_gen++;
 	m->nfacts_at[f->level]--;
 	if (f->level >= 2)
 		m->nfacts_in[fact_region(f->va)]--;
@@ -1569,6 +1572,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	for (uint32_t i = 0; i < m->facts.n; i++)
 		m->nfacts_in[fact_region(m->facts.v[i].va)] = 0;
 	m->facts.n = 0;
+	m->facts_gen++;
 	m->facts_lo = UINT64_MAX;
 	m->facts_hi = 0;
 	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
@@ -1976,6 +1980,7 @@ bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *c
 bool pt_machine_locks_recorded(const struct pt_machine *m) { return m->locks_recorded; }
 uint64_t pt_machine_locks_gen(const struct pt_machine *m) { return m->locks_gen; }
 uint64_t pt_machine_latest_gen(const struct pt_machine *m) { return m->latest_gen; }
+uint64_t pt_machine_facts_gen(const struct pt_machine *m) { return m->facts_gen; }
 
 uint32_t pt_machine_table_root(const struct pt_machine *m, uint32_t f)
 {

@@ -310,6 +310,10 @@ uint64_t pt_machine_locks_gen(const struct pt_machine *m);
  * (a pt_write, each entry a pt_zero clears) and changes whenever a table is made or the machine reset:
  * one more than when a hook last saw it means no other latest entry of any table changed since. */
 uint64_t pt_machine_latest_gen(const struct pt_machine *m);
+/*! pt_machine_facts_gen() : a number that changes whenever a stale fact is added or removed (and at a
+ * reset): while it stays the same, so does the set of stale facts' VAs and levels (a fact's CPUs and
+ * stamps may change, and its index in pt_machine_fact()). */
+uint64_t pt_machine_facts_gen(const struct pt_machine *m);
 /*! pt_machine_lock_rule() : the lock (class, key) required for tables under root frame, false if none. */
 bool pt_machine_lock_rule(const struct pt_machine *m, uint32_t root, unsigned *cls, uint64_t *key);
 /*! pt_machine_locks_recorded() : true once the trace has shown any lock event. */
