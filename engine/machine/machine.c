@@ -816,6 +816,13 @@ static bool tlbi_all_asids(unsigned op)
 	       op == PT_TLBI_RVAALE1IS || op == PT_TLBI_VMALLE1IS;
 }
 
+/* The last VA of [va, va + size), size > 0: the top of the VA space if the range reaches past it. */
+static inline uint64_t range_last(uint64_t va, uint64_t size)
+{
+	uint64_t last = va + (size - 1);
+	return last < va ? UINT64_MAX : last;
+}
+
 /* Does TLBI t (issued on cpu) cover a cache entry with this tag, VA range and level? */
 static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, uint64_t va, uint64_t size,
 			 unsigned level, bool walk)
@@ -827,7 +834,8 @@ static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, 
 		return !global && asid == t->asid;	/* global leaves survive ASIDE1IS */
 	if (!tlbi_all_asids(op) && !global && asid != t->asid)
 		return false;
-	if (t->size && (va + size <= t->va || va >= t->va + t->size))
+	/* by last addresses: an entry or a range may end at the top of the VA space (va + size = 2^64) */
+	if (t->size && (va + (size - 1) < t->va || va > range_last(t->va, t->size)))
 		return false;
 	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h).  It names
 	 * the level of the leaf, and "the TTL field is only valid for the leaf entry" (tlb_get_level()
@@ -2211,13 +2219,15 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 				      uint32_t max)
 {
 	uint32_t n = 0;
-	if (!m->facts.n || va > m->facts_hi || (size && va + (size - 1) < m->facts_lo) ||
-	    !facts_maybe_in(m, va, size))
+	if (!size)
+		return 0;
+	uint64_t last = range_last(va, size);
+	if (!m->facts.n || va > m->facts_hi || last < m->facts_lo || !facts_maybe_in(m, va, size))
 		return 0;	/* no facts, or none in reach of these VAs */
 	if (size > pt_level_size(2) || m->facts.n < 64) {
 		for (uint32_t i = 0; i < m->facts.n && n < max; i++) {
 			const struct pt_fact *f = &m->facts.v[i];
-			if (f->va < va + size && va < f->va + pt_level_size(f->level))
+			if (f->va <= last && va <= f->va + (pt_level_size(f->level) - 1))
 				out[n++] = i;
 		}
 		return n;
@@ -2229,14 +2239,14 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		uint64_t lsize = pt_level_size(level);
 		uint64_t step = lsize >= size ? 0 : lsize;
 		uint64_t start = va & ~(lsize - 1);
-		for (uint64_t a = start; a < va + size; a += step ? step : size) {
+		for (uint64_t a = start;; a += step) {
 			uint64_t key = va_key(a, level);
 			for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
 			     it = hmap_next(&m->facts_by_va, key, it))
 				if (n < max)
 					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
-			if (!step)
-				break;
+			if (!step || a + step - 1 >= last)
+				break;	/* the level's last entry in reach, the top of the VA space included */
 		}
 	}
 	return n;

@@ -260,7 +260,8 @@ uint32_t pt_machine_nstale_pos(const struct pt_machine *m);
 const struct pt_pos *pt_machine_stale_pos(const struct pt_machine *m, uint32_t i);
 /*! pt_machine_facts_mapping() : stale leaf facts whose output covers pa (up to max); returns count. */
 uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint32_t *out, uint32_t max);
-/*! pt_machine_facts_overlapping() : stale leaf facts whose VA range overlaps [va, va+size). */
+/*! pt_machine_facts_overlapping() : stale leaf facts whose VA range overlaps [va, va+size) (up to max;
+ * none for size 0); the range may end at the top of the VA space.  Returns count. */
 uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
 				      uint32_t max);
 /*! pt_machine_leaves_maybe_in() : false if no page of [lo, hi) has a leaf mapping it
