@@ -38,20 +38,28 @@ void hmap_reset(struct hmap *h, unsigned log2cap)
 	}
 }
 
-/* Twice the slots, the pairs inserted again in slot order (their order in a key's probe
- * sequence follows). */
+/*
+ * Twice the slots, the pairs inserted again in probe order: from an empty slot (at most half the
+ * slots are used, and a chain never crosses an empty one) once around.  A key's values lie on one
+ * chain in the order they were inserted (an insert goes past all of them, a backward-shift
+ * deletion moves them together), and go in again in that order, so a growth keeps it: in slot
+ * order, a chain that wrapped past the last slot put its wrapped values first.
+ */
 void hmap_grow(struct hmap *h)
 {
 	struct hmap_slot *old = h->slot;
-	uint64_t cap = h->mask + 1, count = h->count;
+	uint64_t cap = h->mask + 1, count = h->count, start = 0;
+	while (old[start].key != HMAP_EMPTY)
+		start++;
 	alloc_slots(h, cap * 2);
-	for (uint64_t i = 0; i < cap; i++) {
-		if (old[i].key == HMAP_EMPTY)
+	for (uint64_t n = 1; n <= cap; n++) {
+		const struct hmap_slot *o = &old[(start + n) & (cap - 1)];
+		if (o->key == HMAP_EMPTY)
 			continue;
-		uint64_t j = hmap_mix(old[i].key) & h->mask;
+		uint64_t j = hmap_mix(o->key) & h->mask;
 		while (h->slot[j].key != HMAP_EMPTY)
 			j = (j + 1) & h->mask;
-		h->slot[j] = old[i];
+		h->slot[j] = *o;
 	}
 	h->count = count;
 	free(old);
