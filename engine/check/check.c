@@ -688,9 +688,9 @@ static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uin
 /*
  * At a store's hook: is it known that no stale fact overlaps [va, va + size of level), the
  * VAs of an entry of a table whose first VA is base?  Then pt_machine_facts_overlapping()
- * would find none there.  A look at every fact for the whole table's VAs, when there are few
- * (pt_machine_facts_overlapping() looks at each of them for one entry then), answers for the
- * next stores to the table too, as long as no fact came or went (pt_machine_facts_gen()).
+ * would find none there.  When there are few facts (pt_machine_facts_overlapping() then scans
+ * them all, for one entry as for a whole table), one query of the whole table's VAs answers for
+ * the next stores to the table too, as long as no fact came or went (pt_machine_facts_gen()).
  */
 static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t base, uint64_t va, unsigned level)
 {
@@ -704,11 +704,9 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	if (n >= 64)
 		return false;
 	uint64_t hi = base + (size * PT_PTRS - 1);
-	*fm = (struct facts_memo){ true, true, pt_machine_facts_gen(m), base, hi < base ? UINT64_MAX : hi };
-	for (uint32_t i = 0; i < n && fm->none; i++) {
-		const struct pt_fact *fa = pt_machine_fact(m, i);
-		fm->none = fa->va > fm->hi || fa->va + (pt_level_size(fa->level) - 1) < fm->lo;
-	}
+	uint32_t hit;
+	*fm = (struct facts_memo){ true, !pt_machine_facts_overlapping(m, base, size * PT_PTRS, &hit, 1),
+				   pt_machine_facts_gen(m), base, hi < base ? UINT64_MAX : hi };
 	return fm->none;
 }
 

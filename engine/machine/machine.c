@@ -92,16 +92,7 @@ struct pend_tlbi {
 };
 
 #define VEC(T) struct { T *v; uint32_t n, cap; }
-#define VEC_PUSH(vec, x) do {						\
-	if ((vec).n == (vec).cap) {					\
-		(vec).cap = (vec).cap ? (vec).cap * 2 : 16;		\
-		(vec).v = realloc((vec).v, (vec).cap * sizeof(*(vec).v)); \
-		if (!(vec).v)						\
-			abort();					\
-	}								\
-	(vec).v[(vec).n++] = (x);					\
-} while (0)
-/* Room for k more elements, grown as k VEC_PUSH()es would grow it. */
+/* Room for k more elements: the capacity doubles (from 16) until they fit. */
 #define VEC_RESERVE(vec, k) do {					\
 	if ((vec).n + (k) > (vec).cap) {				\
 		while ((vec).n + (k) > (vec).cap)			\
@@ -110,6 +101,10 @@ struct pend_tlbi {
 		if (!(vec).v)						\
 			abort();					\
 	}								\
+} while (0)
+#define VEC_PUSH(vec, x) do {						\
+	VEC_RESERVE(vec, 1);						\
+	(vec).v[(vec).n++] = (x);					\
 } while (0)
 
 struct cpu {

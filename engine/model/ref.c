@@ -337,27 +337,20 @@ void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot
 	ref_for_each(s, start, end, ref_protect_word, &x);
 }
 
-/* What a descriptor grants, in REF_* terms. */
-static inline uint64_t desc_flags(uint64_t d, bool kernel)
-{
-	uint64_t f = REF_PRESENT;
-	if (!(d & PT_DESC_VALID))
-		return f | REF_NUMA;
-	if (kernel || (d & PT_DESC_USER))
-		f |= REF_READ;
-	if (!(d & PT_DESC_RDONLY) || (d & PT_DESC_DBM))
-		f |= REF_WRITE;
-	if (kernel ? !(d & PT_DESC_PXN) : !(d & PT_DESC_UXN))
-		f |= REF_EXEC;
-	return f;
-}
-
-/* desc_flags() of a valid descriptor, computed without branches: kuser is PT_DESC_USER for the
- * kernel's space (always readable) and 0 for a user's, xn its execute-never bit (PXN, UXN). */
+/* What a valid descriptor grants, in REF_* terms, without branches: kuser is PT_DESC_USER for
+ * the kernel's space (always readable) and 0 for a user's, xn its execute-never bit (PXN, UXN). */
 static inline uint64_t valid_desc_flags(uint64_t d, uint64_t kuser, uint64_t xn)
 {
 	return REF_PRESENT | ((d | kuser) & PT_DESC_USER ? REF_READ : 0) |
 	       ((~d & PT_DESC_RDONLY) | (d & PT_DESC_DBM) ? REF_WRITE : 0) | (d & xn ? 0 : REF_EXEC);
+}
+
+/* What a descriptor grants, in REF_* terms (an invalid one: a NUMA hint). */
+static inline uint64_t desc_flags(uint64_t d, bool kernel)
+{
+	if (!(d & PT_DESC_VALID))
+		return REF_PRESENT | REF_NUMA;
+	return valid_desc_flags(d, kernel ? PT_DESC_USER : 0, kernel ? PT_DESC_PXN : PT_DESC_UXN);
 }
 
 /*
