@@ -613,17 +613,6 @@ static bool facts_maybe_in(const struct pt_machine *m, uint64_t va, uint64_t siz
 	return m->nfacts_in[fact_region(va)] || m->nfacts_in[fact_region(last)];
 }
 
-static void fact_index(struct pt_machine *m, uint32_t i)
-{
-	const struct pt_fact *f = &m->facts.v[i];
-	hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
-	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
-	m->facts_gen++;
-	m->nfacts_at[f->level]++;
-	if (f->level >= 2)
-		m->nfacts_in[fact_region(f->va)]++;
-}
-
 static void fact_unindex(struct pt_machine *m, uint32_t i)
 {
 	const struct pt_fact *f = &m->facts.v[i];
@@ -662,10 +651,15 @@ static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
+	/* the facts at key, in the order hmap_first()/hmap_next() give them: the slots from the
+	 * key's home to the first empty one, which is where hmap_insert() puts a new value */
 	uint64_t key = va_key(va, level);
-	for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
-	     it = hmap_next(&m->facts_by_va, key, it)) {
-		struct pt_fact *f = &m->facts.v[hmap_val(&m->facts_by_va, it)];
+	struct hmap *h = &m->facts_by_va;
+	uint64_t s = hmap_mix(key) & h->mask;
+	for (; h->slot[s].key != HMAP_EMPTY; s = (s + 1) & h->mask) {
+		if (h->slot[s].key != key)
+			continue;
+		struct pt_fact *f = &m->facts.v[h->slot[s].val];
 		if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
 			f->cpumask |= cpumask;
 			if (seq > f->seq) {
@@ -677,13 +671,27 @@ static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t
 			return;
 		}
 	}
-	struct pt_fact f = {
+	VEC_RESERVE(m->facts, 1);
+	uint32_t i = m->facts.n++;
+	m->facts.v[i] = (struct pt_fact){
 		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
 		.global = global, .level = (uint8_t)level, .in_use = 1,
 		.by_cpu = (uint16_t)by_cpu, .op = op,
 	};
-	VEC_PUSH(m->facts, f);
-	fact_index(m, m->facts.n - 1);
+	/* indexed by VA at the slot the scan stopped at, unless the map must grow first (a growth
+	 * moves every slot, and keeps the order of a key's values: hmap_grow()) */
+	if ((h->count + 1) * 2 > h->mask + 1) {
+		hmap_insert(h, key, i);
+	} else {
+		h->slot[s].key = key;
+		h->slot[s].val = i;
+		h->count++;
+	}
+	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, desc), level), i);
+	m->facts_gen++;
+	m->nfacts_at[level]++;
+	if (level >= 2)
+		m->nfacts_in[fact_region(va)]++;
 	if (va < m->facts_lo)
 		m->facts_lo = va;
 	if (va + (pt_level_size((int)level) - 1) > m->facts_hi)
@@ -733,11 +741,78 @@ static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32
 	}
 }
 
-static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
+/* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
+ * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position. */
+static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
+							    uint32_t f, unsigned idx, uint64_t old,
+							    uint64_t new, int level, unsigned by_cpu)
+{
+	rmap_update(m, old, level, f, idx, false);
+	if (t->first_pos == NO_POS || pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2))
+		return;
+	uint64_t size = pt_level_size(level);
+	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
+	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+		const struct pt_pos *pp = &m->pos.v[p];
+		fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
+			 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+	}
+}
+
+/* A valid leaf `new` becomes visible in table t (frame f) at a known level. */
+static inline __attribute__((always_inline)) void leaf_live(struct pt_machine *m, const struct pt_table *t,
+							    uint32_t f, unsigned idx, uint64_t new, int level,
+							    unsigned by_cpu)
+{
+	rmap_update(m, new, level, f, idx, true);
+	uint64_t size = pt_level_size(level);
+	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+		const struct pt_pos *pp = &m->pos.v[p];
+		OBS(m, leaf_live, pp->va + idx * size, level, pp->asid, pp->global, new, by_cpu);
+	}
+}
+
+/* apply_visible() of a change from or to a table descriptor: positions through the old child
+ * go stale, the new child gets positions (frames may be made, and m->frames.v move). */
+static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, uint32_t f, unsigned idx,
+							  uint64_t old, uint64_t new, unsigned by_cpu)
 {
 	struct pt_frame *fr = &m->frames.v[f];
-	if (fr->state != PT_FS_TABLE)
-		return;		/* freed since the store: nothing to see */
+	struct pt_table *t = fr->tbl;
+	int level = fr->level;
+	uint64_t size = pt_level_size(level);
+
+	if (pt_desc_is_table(old, level)) {
+		uint32_t c = frame_get(m, desc_oa(m, old), false);
+		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE) {
+			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+				struct stale_walk w = { p, by_cpu };
+				stale_child(m, c, idx, &w);
+			}
+		}
+	} else if (pt_desc_is_leaf(old, level)) {
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+	}
+
+	if (pt_desc_is_table(new, level)) {
+		uint32_t c = frame_get(m, desc_oa(m, new), true);
+		struct pt_frame *cf = make_table(m, c, level + 1);
+		if (c == f || cf->level != level + 1)
+			return;	/* points at itself, or at a table of another level: nothing to walk */
+		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+			struct pt_pos pp = m->pos.v[p];
+			add_pos(m, c, pp.va + idx * size, pp.global, pp.asid, pp.live, by_cpu);
+			OBS(m, table_live, pp.va + idx * size, level, pp.asid, pp.global, c, by_cpu);
+		}
+	} else if (pt_desc_is_leaf(new, level)) {
+		leaf_live(m, t, f, idx, new, level, by_cpu);
+	}
+}
+
+/* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker. */
+static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
 	struct pt_table *t = fr->tbl;
 	uint64_t old = t->visible[idx];
 	if (old == new)
@@ -752,46 +827,15 @@ static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
 	int level = fr->level;
-	uint64_t size = pt_level_size(level);
-
-	if (pt_desc_is_table(old, level)) {
-		uint32_t c = frame_get(m, desc_oa(m, old), false);
-		if (c != PT_NO_FRAME && m->frames.v[c].state == PT_FS_TABLE) {
-			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-				struct stale_walk w = { p, by_cpu };
-				stale_child(m, c, idx, &w);
-			}
-		}
-	} else if (pt_desc_is_leaf(old, level)) {
-		rmap_update(m, old, level, f, idx, false);
-		if (!pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)) {
-			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-				const struct pt_pos *pp = &m->pos.v[p];
-				fact_add(m, pp->va + idx * size, level, old, pp->global, pp->asid,
-					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu,
-					 stamp(m, by_cpu));
-			}
-		}
+	if (pt_desc_is_table(old, level) || pt_desc_is_table(new, level)) {
+		apply_visible_table(m, f, idx, old, new, by_cpu);
+		return;
 	}
-
-	if (pt_desc_is_table(new, level)) {
-		uint32_t c = frame_get(m, desc_oa(m, new), true);
-		fr = &m->frames.v[f];	/* frames may have moved */
-		struct pt_frame *cf = make_table(m, c, level + 1);
-		if (c == f || cf->level != level + 1)
-			return;	/* points at itself, or at a table of another level: nothing to walk */
-		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-			struct pt_pos pp = m->pos.v[p];
-			add_pos(m, c, pp.va + idx * size, pp.global, pp.asid, pp.live, by_cpu);
-			OBS(m, table_live, pp.va + idx * size, level, pp.asid, pp.global, c, by_cpu);
-		}
-	} else if (pt_desc_is_leaf(new, level)) {
-		rmap_update(m, new, level, f, idx, true);
-		for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-			const struct pt_pos *pp = &m->pos.v[p];
-			OBS(m, leaf_live, pp->va + idx * size, level, pp->asid, pp->global, new, by_cpu);
-		}
-	}
+	/* leaves and invalid entries: no position of any table changes, no frame is made */
+	if (pt_desc_is_leaf(old, level))
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+	if (pt_desc_is_leaf(new, level))
+		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
 
 /* ---- barriers and TLB maintenance ---- */
@@ -999,27 +1043,32 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 {
 	struct cpu *c = &m->cpu[cpu];
 	uint32_t keep = 0;
+	/* nothing below adds to this CPU's stores (drain_older() takes other CPUs' only), so ps
+	 * stays put while it is applied, and slot `keep` is one already read */
 	for (uint32_t i = 0; i < c->stores.n; i++) {
-		struct pend_store ps = c->stores.v[i];
-		if (ps.sseq > upto) {
-			c->stores.v[keep++] = ps;
+		const struct pend_store *ps = &c->stores.v[i];
+		if (ps->sseq > upto) {
+			c->stores.v[keep++] = *ps;
 			continue;
 		}
-		struct pt_frame *fr = &m->frames.v[ps.frame];
-		if (fr->state == PT_FS_TABLE && fr->tbl->npending[ps.idx])
-			fr->tbl->npending[ps.idx]--;
-		/* coherence: stores to this entry that come before this one in coherence order (other
-		 * CPUs' older stores, which this CPU's program observed) reach the walker first */
-		if (fr->state == PT_FS_TABLE && fr->tbl->npending[ps.idx])
-			drain_older(m, cpu, ps.frame, ps.idx, ps.sseq);
-		fr = &m->frames.v[ps.frame];
+		const struct pt_frame *fr = &m->frames.v[ps->frame];
+		if (fr->state != PT_FS_TABLE)
+			continue;	/* freed since the store: nothing to see */
+		/* a table stays one, with the same entries, while stores are applied: t outlives
+		 * whatever apply_visible() and drain_older() add to m->frames */
+		struct pt_table *t = fr->tbl;
+		unsigned idx = ps->idx;
+		if (t->npending[idx] && --t->npending[idx])
+			/* coherence: stores to this entry that come before this one in coherence order
+			 * (other CPUs' older stores, which this CPU's program observed) reach the walker
+			 * first */
+			drain_older(m, cpu, ps->frame, idx, ps->sseq);
 		/* a later store to the entry already visible wins over this one */
-		if (fr->state == PT_FS_TABLE && fr->tbl->vis_sseq[ps.idx] > ps.sseq)
+		if (t->vis_sseq[idx] > ps->sseq)
 			continue;
-		m->applying = &ps;
-		apply_visible(m, ps.frame, ps.idx, ps.val, by_cpu);
-		if (fr->state == PT_FS_TABLE)
-			m->frames.v[ps.frame].tbl->vis_sseq[ps.idx] = ps.sseq;
+		m->applying = ps;
+		apply_visible(m, ps->frame, idx, ps->val, by_cpu);
+		t->vis_sseq[idx] = ps->sseq;
 		m->applying = NULL;
 	}
 	c->stores.n = keep;
@@ -1279,13 +1328,16 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 
 /* ---- stores ---- */
 
-/* The store of val to entry idx of table frame f (pt_write() past the frame lookup, and past a
- * table descriptor's child setup), by cpu. */
-static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t val, unsigned cpu)
+/* The store of val to entry idx of table t (frame f) by CPU c, with room for it in c's store
+ * buffer (pt_write() past the frame lookup, and past a table descriptor's child setup).  The
+ * hooks are the observer's (the observer is set between events, never inside one). */
+static inline __attribute__((always_inline)) void store_entry_at(struct pt_machine *m, const struct pt_observer *obs,
+								 struct pt_table *t, uint32_t f, unsigned idx,
+								 uint64_t val, struct cpu *c)
 {
-	struct pt_table *t = m->frames.v[f].tbl;
 	uint64_t old = t->latest[idx];
-	OBS(m, pt_store, f, idx, old, val);
+	if (obs && obs->pt_store)
+		obs->pt_store(m->obs_ctx, m, f, idx, old, val);
 	t->latest[idx] = val;
 	m->latest_gen++;
 	t->dirty[idx / 64] |= 1ull << (idx % 64);
@@ -1297,11 +1349,17 @@ static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t
 			t->ncont[g]--;
 		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
-	OBS(m, pt_stored, f, idx, old, val);
-	const struct pt_opctx *o = &m->cpu[cpu].op;
-	struct pend_store s = { f, idx, val, ++m->sseq, o->id, o->open };
+	if (obs && obs->pt_stored)
+		obs->pt_stored(m->obs_ctx, m, f, idx, old, val);
 	t->npending[idx]++;
-	VEC_PUSH(m->cpu[cpu].stores, s);
+	c->stores.v[c->stores.n++] = (struct pend_store){ f, idx, val, ++m->sseq, c->op.id, c->op.open };
+}
+
+static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t val, unsigned cpu)
+{
+	struct cpu *c = &m->cpu[cpu];
+	VEC_RESERVE(c->stores, 1);
+	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c);
 }
 
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
@@ -1877,17 +1935,26 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	for (unsigned i = 0; one_table && fr->level_known && i < n; i++)
 		one_table = !pt_desc_is_table(vals[i], fr->level);
 	struct pt_event ev = *first;
+	if (!one_table) {
+		for (unsigned i = 0; i < n; i++) {
+			ev.pa = pa + 8ull * i;
+			ev.val = vals[i];
+			pt_machine_event(m, &ev);
+		}
+		return;
+	}
+	/* pt_machine_event() of stores to the same table, whose frame is known: no table descriptor
+	 * among them, so no frame is created and the frames do not move; the store buffer has room
+	 * for them all */
+	struct cpu *c = &m->cpu[first->cpu];
+	struct pt_table *t = fr->tbl;
+	const struct pt_observer *obs = m->obs;
+	VEC_RESERVE(c->stores, n);
 	for (unsigned i = 0; i < n; i++) {
 		ev.pa = pa + 8ull * i;
 		ev.val = vals[i];
-		if (!one_table) {
-			pt_machine_event(m, &ev);
-			continue;
-		}
-		/* pt_machine_event() of a store to the same table, whose frame is known: no table
-		 * descriptor among them, so no frame is created and the frames do not move */
 		event_enter(m, &ev);
-		store_entry(m, f, idx + i, ev.val, ev.cpu);
+		store_entry_at(m, obs, t, f, idx + i, ev.val, c);
 		event_leave(m, &ev);
 	}
 }
