@@ -103,3 +103,12 @@ bool hmap_del(struct hmap *h, uint64_t key)
 	hmap_delete_at(h, it);
 	return true;
 }
+
+void hmap_clear_run(struct hmap *h, uint64_t key)
+{
+	for (uint64_t i = hmap_mix(key) & h->mask; h->slot[i].key != HMAP_EMPTY; i = (i + 1) & h->mask) {
+		h->slot[i].key = HMAP_EMPTY;
+		h->slot[i].val = HMAP_EMPTY;
+		h->count--;
+	}
+}

@@ -42,6 +42,13 @@ void hmap_reset(struct hmap *h, unsigned log2cap);
 /*! hmap_set() : set the unique value of key (insert or overwrite). */
 void hmap_set(struct hmap *h, uint64_t key, uint64_t val);
 bool hmap_del(struct hmap *h, uint64_t key);
+/*!
+ * hmap_clear_run() : empty the slots from key's home on, up to the first empty one, and count
+ * them out.  Called for every key the map holds, in any order, it empties the map and keeps its
+ * capacity: a key's values lie from its home on with no empty slot between, and each call
+ * empties the rest of the run of full slots it starts in.  The cost is what the map holds.
+ */
+void hmap_clear_run(struct hmap *h, uint64_t key);
 
 /* The parts of the operations below that are not inline (hmap.c): the machine's per-event
  * inserts, removals and lookups are inline, without a call's cost, and the rare growth and

@@ -909,13 +909,47 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 	}
 }
 
+/* tlbi_matches() of leaf entries (walk false), with what depends on the TLBI alone worked out
+ * once: a range TLBI's completion asks it of every stale fact. */
+struct tlbi_leaf_match {
+	uint64_t seq;		/* the TLBI's */
+	uint64_t va, last;	/* its VA range, last VA included (any VA: all_vas) */
+	bool all_vas, asid_only, all_asids;
+	uint16_t asid;
+	uint8_t ttl;
+};
+
+static void tlbi_leaf_match_init(struct tlbi_leaf_match *lm, const struct pend_tlbi *t)
+{
+	unsigned op = tlbi_base(t->op);
+	lm->seq = t->seq;
+	lm->all_vas = !t->size;
+	lm->va = t->va;
+	lm->last = t->size ? range_last(t->va, t->size) : UINT64_MAX;
+	lm->asid_only = op == PT_TLBI_ASIDE1IS;
+	lm->all_asids = tlbi_all_asids(op);
+	lm->asid = t->asid;
+	lm->ttl = t->ttl;
+}
+
+static inline bool tlbi_leaf_matches(const struct tlbi_leaf_match *lm, bool global, uint16_t asid, uint64_t va,
+				     uint64_t size, unsigned level)
+{
+	if (lm->asid_only)
+		return !global && asid == lm->asid;
+	if (!lm->all_asids && !global && asid != lm->asid)
+		return false;
+	if (!lm->all_vas && (va + (size - 1) < lm->va || va > lm->last))
+		return false;
+	return !lm->ttl || level == lm->ttl;
+}
+
 /* A TLBI of `clear`'s CPUs reaching fact i: whether it removes the fact (from the last CPU
  * that may cache it); a fact it matches that stays cached elsewhere loses those CPUs. */
-static bool tlbi_clears_fact(struct pt_machine *m, const struct pend_tlbi *t, uint64_t clear, uint32_t i)
+static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear, uint32_t i)
 {
 	struct pt_fact *f = &m->facts.v[i];
-	if (f->seq >= t->seq ||
-	    !tlbi_matches(t, f->global, f->asid, f->va, pt_level_size(f->level), f->level, false))
+	if (f->seq >= lm->seq || !tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level))
 		return false;
 	f->cpumask &= ~clear;
 	return !f->cpumask;
@@ -948,8 +982,10 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 			}
 		}
 	} else {
+		struct tlbi_leaf_match lm;
+		tlbi_leaf_match_init(&lm, t);
 		for (uint32_t i = 0; i < m->facts.n; i++) {
-			if (!tlbi_clears_fact(m, t, clear, i))
+			if (!tlbi_clears_fact(m, &lm, clear, i))
 				continue;
 			/*
 			 * fact_del(m, i) would move the last fact here and look at it next: pop the
@@ -958,7 +994,7 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 			 */
 			fact_unindex(m, i);
 			uint32_t last = m->facts.n - 1;
-			while (last > i && tlbi_clears_fact(m, t, clear, last)) {
+			while (last > i && tlbi_clears_fact(m, &lm, clear, last)) {
 				fact_unindex(m, last);
 				last--;
 			}
@@ -1602,6 +1638,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 {
 	if (!pt_machine_supports(h))
 		return -1;
+	bool lpa2 = m->lpa2;	/* the descriptor format the facts were indexed in */
 	/* only CPUs below ncpus ever ran an event (pt_machine_event() asserts it) */
 	for (unsigned i = 0; i < m->ncpus; i++) {
 		struct cpu *c = &m->cpu[i];
@@ -1629,17 +1666,24 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk = NO_CHUNK;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
-	/* a region counts only facts there are: zeroing those of the facts left clears them all */
-	for (uint32_t i = 0; i < m->facts.n; i++)
-		m->nfacts_in[fact_region(m->facts.v[i].va)] = 0;
+	/* a region counts only facts there are: zeroing those of the facts left clears them all; and
+	 * their keys' slots are all the fact indexes hold, so these are emptied at the capacity they
+	 * grew to (the order of a key's values does not depend on it: hmap_grow()), without a memset
+	 * of every slot, and without growing again next session */
+	assert(m->facts_by_va.count == m->facts.n && m->facts_by_oa.count == m->facts.n);
+	for (uint32_t i = 0; i < m->facts.n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		m->nfacts_in[fact_region(f->va)] = 0;
+		hmap_clear_run(&m->facts_by_va, va_key(f->va, f->level));
+		hmap_clear_run(&m->facts_by_oa, va_key(pt_desc_oa_fmt(f->desc, lpa2), f->level));
+	}
+	assert(!m->facts_by_va.count && !m->facts_by_oa.count);
 	m->facts.n = 0;
 	m->facts_gen++;
 	m->facts_lo = UINT64_MAX;
 	m->facts_hi = 0;
 	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
 	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
-	hmap_reset(&m->facts_by_va, LOG2_FACTS);
-	hmap_reset(&m->facts_by_oa, LOG2_FACTS);
 	hmap_reset(&m->rmap, LOG2_RMAP);
 	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
 		if (m->asid_root[i])
