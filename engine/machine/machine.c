@@ -644,8 +644,12 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 	}
 }
 
-static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
-		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op)
+/* Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one.
+ * (Inline: each caller's loop passes its eleven arguments without a call's cost.) */
+static inline __attribute__((always_inline)) void fact_add(struct pt_machine *m, uint64_t va, unsigned level,
+							    uint64_t desc, bool global, uint16_t asid,
+							    uint64_t cpumask, uint64_t since, uint64_t seq,
+							    unsigned by_cpu, uint32_t op)
 {
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
@@ -742,7 +746,8 @@ static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32
 }
 
 /* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
- * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position. */
+ * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position.
+ * (This and leaf_live() are inline: apply_visible()'s common case, without a call's cost.) */
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
 							    uint64_t new, int level, unsigned by_cpu)
@@ -809,8 +814,9 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 	}
 }
 
-/* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker. */
-static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
+/* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker.  (Inline:
+ * the drain's per-store step, without a call's cost.) */
+static inline __attribute__((always_inline)) void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
 {
 	const struct pt_frame *fr = &m->frames.v[f];
 	struct pt_table *t = fr->tbl;
