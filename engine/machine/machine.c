@@ -1364,16 +1364,40 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
-static void page_free_one(struct pt_machine *m, uint32_t f, const void *ctx)
-{
-	(void)ctx;
-	OBS(m, frame_free, f);
-	frame_release(m, f);
-}
-
+/*
+ * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
+ * goes, the tables among them released before the next page is judged): a frame made where
+ * there is none, as for_each_page_frame() would, but with a chunk lookup per 2 MiB and the
+ * release of a data page (all of a folio's) in the loop, not a call per page.
+ */
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
-	for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order, page_free_one, NULL);
+	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
+	unsigned n = 1u << ev->order;
+	void (*hook)(void *, struct pt_machine *, uint32_t) = m->obs ? m->obs->frame_free : NULL;
+	for (unsigned i = 0; i < n;) {
+		struct frame_chunk *c = chunk_get(m, pfn + i);
+		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
+		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		for (unsigned k = lo; k < hi; k++, i++) {
+			if (c->idx[k] == PT_NO_FRAME) {
+				struct pt_frame nf = { .pfn = pfn + i };
+				VEC_PUSH(m->frames, nf);
+				c->idx[k] = m->frames.n - 1;
+			}
+			uint32_t f = c->idx[k];
+			if (hook)
+				hook(m->obs_ctx, m, f);
+			struct pt_frame *fr = &m->frames.v[f];
+			if (fr->state == PT_FS_TABLE && fr->tbl) {
+				frame_release(m, f);
+				continue;
+			}
+			fr->state = PT_FS_FREE;		/* frame_release() of a frame without a table */
+			fr->level_known = 0;
+			fr->latest_space = 0;
+		}
+	}
 }
 
 /* ---- stores ---- */
