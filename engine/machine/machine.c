@@ -307,17 +307,23 @@ static inline uint64_t va_key(uint64_t va, unsigned level)
 
 /* ---- frames ---- */
 
-/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
-static struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
+/* chunk_find() past its cache: a call of its own (see frame_get_uncached()) */
+static __attribute__((noinline)) struct frame_chunk *chunk_find_uncached(const struct pt_machine *m, uint64_t key)
 {
-	uint64_t key = pfn >> FCHUNK_SHIFT;
-	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
-		return m->chunks.v[m->last_chunk];
 	uint64_t ci = hmap_get(&m->chunk_by_key, key, HMAP_EMPTY);
 	if (ci == HMAP_EMPTY)
 		return NULL;
 	((struct pt_machine *)m)->last_chunk = (uint32_t)ci;
 	return m->chunks.v[ci];
+}
+
+/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
+static inline struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
+{
+	uint64_t key = pfn >> FCHUNK_SHIFT;
+	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
+		return m->chunks.v[m->last_chunk];
+	return chunk_find_uncached(m, key);
 }
 
 static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
@@ -799,37 +805,59 @@ static bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
 	}
 }
 
-static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
+/* The reverse map of 1 GiB blocks (few sessions have any): a call of its own, so that the
+ * hash map's code is not in the path of the other levels */
+static __attribute__((noinline)) void rmap_update_1g(struct pt_machine *m, uint64_t oa, uint64_t val, bool add)
 {
-	uint64_t oa = desc_oa(m, d);
-	uint64_t val = (uint64_t)f << 9 | idx;
-	if (level == 1) {
-		uint64_t key = va_key(oa, level);
-		if (add) {
-			hmap_insert(&m->rmap, key, val);
-			m->nrmap_at[level]++;
-		} else if (hmap_remove(&m->rmap, key, val)) {
-			m->nrmap_at[level]--;
-		}
-		return;
+	uint64_t key = va_key(oa, 1);
+	if (add) {
+		hmap_insert(&m->rmap, key, val);
+		m->nrmap_at[1]++;
+	} else if (hmap_remove(&m->rmap, key, val)) {
+		m->nrmap_at[1]--;
 	}
+}
+
+static void rmap_add(struct pt_machine *m, uint64_t oa, unsigned level, uint64_t val)
+{
 	uint64_t pfn = oa >> PT_PAGE_SHIFT;
 	/* a chunk made here holds no frame: only the reverse map's lists, invisible elsewhere */
-	struct frame_chunk *c = add ? chunk_get(m, pfn) : chunk_find(m, pfn);
+	struct frame_chunk *c = chunk_get(m, pfn);
+	unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+	if (level == 2) {
+		rmap_link(m, &c->rmap_block, val);
+	} else {
+		rmap_link(m, &c->rmap[k], val);
+		c->rmap_used[k / 64] |= 1ull << (k % 64);
+	}
+	m->nrmap_at[level]++;
+}
+
+static void rmap_del(struct pt_machine *m, uint64_t oa, unsigned level, uint64_t val)
+{
+	uint64_t pfn = oa >> PT_PAGE_SHIFT;
+	struct frame_chunk *c = chunk_find(m, pfn);
 	if (!c)
 		return;
 	unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
 	uint32_t *last = level == 2 ? &c->rmap_block : &c->rmap[k];
-	if (add) {
-		rmap_link(m, last, val);
-		if (level == 3)
-			c->rmap_used[k / 64] |= 1ull << (k % 64);
-		m->nrmap_at[level]++;
-	} else if (rmap_unlink(m, last, val)) {
-		if (level == 3 && *last == NO_RMAP)
-			c->rmap_used[k / 64] &= ~(1ull << (k % 64));
-		m->nrmap_at[level]--;
-	}
+	if (!rmap_unlink(m, last, val))
+		return;
+	if (level == 3 && *last == NO_RMAP)
+		c->rmap_used[k / 64] &= ~(1ull << (k % 64));
+	m->nrmap_at[level]--;
+}
+
+static inline void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
+{
+	uint64_t oa = desc_oa(m, d);
+	uint64_t val = (uint64_t)f << 9 | idx;
+	if (level == 1)
+		rmap_update_1g(m, oa, val, add);
+	else if (add)
+		rmap_add(m, oa, level, val);
+	else
+		rmap_del(m, oa, level, val);
 }
 
 static void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
