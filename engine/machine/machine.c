@@ -326,11 +326,10 @@ static inline struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_
 	return chunk_find_uncached(m, key);
 }
 
-static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+/* A chunk for pfn, which has none: from the pool (cleared) or new. */
+static __attribute__((noinline)) struct frame_chunk *chunk_new(struct pt_machine *m, uint64_t pfn)
 {
-	struct frame_chunk *c = chunk_find(m, pfn);
-	if (c)
-		return c;
+	struct frame_chunk *c;
 	if (m->chunk_pool.n) {
 		c = m->chunk_pool.v[--m->chunk_pool.n];
 		for (unsigned w = 0; w < FCHUNK_FRAMES / 64; w++) {
@@ -351,6 +350,12 @@ static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
 	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
 	m->last_chunk = m->chunks.n - 1;
 	return c;
+}
+
+static inline struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+{
+	struct frame_chunk *c = chunk_find(m, pfn);
+	return c ? c : chunk_new(m, pfn);
 }
 
 /* The frame of pfn if frame_cache holds it, else PT_NO_FRAME. */
@@ -764,7 +769,7 @@ bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa
 /* ---- applying a store the walker can now see ---- */
 
 /* Append val to the rmap list whose last node *last names. */
-static void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
+static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
 {
 	uint32_t n = m->rmap_free;
 	if (n != NO_RMAP) {
@@ -824,12 +829,9 @@ static void rmap_add(struct pt_machine *m, uint64_t oa, unsigned level, uint64_t
 	/* a chunk made here holds no frame: only the reverse map's lists, invisible elsewhere */
 	struct frame_chunk *c = chunk_get(m, pfn);
 	unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
-	if (level == 2) {
-		rmap_link(m, &c->rmap_block, val);
-	} else {
-		rmap_link(m, &c->rmap[k], val);
+	rmap_link(m, level == 2 ? &c->rmap_block : &c->rmap[k], val);
+	if (level == 3)
 		c->rmap_used[k / 64] |= 1ull << (k % 64);
-	}
 	m->nrmap_at[level]++;
 }
 
@@ -1345,6 +1347,9 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
+	/* what every new frame of the folio holds but its pfn and page id: copied, not built per page */
+	const struct pt_frame fresh = { .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
+					.alloc_event = m->event_index };
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
@@ -1356,9 +1361,10 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 				data_page_alloc(m, c->idx[k], ev);
 				continue;
 			}
-			m->frames.v[m->frames.n] = (struct pt_frame){
-				.pfn = pfn + i, .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
-				.page_id = ++m->next_page_id, .alloc_event = m->event_index };
+			struct pt_frame *fr = &m->frames.v[m->frames.n];
+			*fr = fresh;
+			fr->pfn = pfn + i;
+			fr->page_id = ++m->next_page_id;
 			c->idx[k] = m->frames.n++;
 		}
 	}
