@@ -126,10 +126,31 @@ struct cpu {
 #define FCHUNK_SHIFT 9
 #define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
 #define NO_CHUNK UINT32_MAX
+#define NO_RMAP UINT32_MAX
 
 struct frame_chunk {
 	uint64_t key;			/* pfn >> FCHUNK_SHIFT */
 	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none */
+	/* the reverse map of the leaves whose output lies here (see struct rmap_node): the
+	 * last-inserted node of each page's level-3 leaves, and of the level-2 blocks of the
+	 * chunk's 2 MiB, NO_RMAP if none */
+	uint32_t rmap[FCHUNK_FRAMES];
+	uint32_t rmap_block;
+	/* bit k: rmap[k] is not NO_RMAP.  A range query tests words, not slots, and re-using the
+	 * chunk after a reset clears only the slots still set */
+	uint64_t rmap_used[FCHUNK_FRAMES / 64];
+};
+
+/*
+ * A visible valid leaf (frame << 9 | index) in the reverse map.  The leaves with one output
+ * page (level 3) or one 2 MiB block base (level 2) form a circular list in insertion order,
+ * reached through the chunk slot that holds its last node (the first is that one's next):
+ * an insert appends at once and a removal keeps the order of the others, as the hash map
+ * that was the rmap did, without a hash, a probe or a growth.
+ */
+struct rmap_node {
+	uint64_t val;
+	uint32_t next;
 };
 
 /* A vmap area on the purge list (mm/vmalloc.c: free_vmap_area_noflush()): [start, end) */
@@ -180,7 +201,12 @@ struct pt_machine {
 	VEC(struct pt_fact) facts;	/* dense: index = fact id */
 	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
-	struct hmap rmap;		/* key(oa base, level) -> frame << 9 | idx of visible valid leaves */
+	/* the reverse map, output -> frame << 9 | idx of the visible valid leaves: levels 2 and 3
+	 * in the frame chunks of their output (rmap_nodes, the free ones a list from rmap_free),
+	 * level 1 (rare) in rmap, key(oa base, 1) */
+	VEC(struct rmap_node) rmap_nodes;
+	uint32_t rmap_free;
+	struct hmap rmap;
 	/* entries of facts_by_va (and facts_by_oa) and of rmap by leaf level (1..3): a lookup by
 	 * level skips the levels nothing is at (most sessions have no 1G and few 2M leaves) */
 	uint32_t nfacts_at[PT_LEVELS], nrmap_at[PT_LEVELS];
@@ -281,12 +307,9 @@ static inline uint64_t va_key(uint64_t va, unsigned level)
 
 /* ---- frames ---- */
 
-/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
-static struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
+/* chunk_find() past its cache: a call of its own (see frame_get_uncached()) */
+static __attribute__((noinline)) struct frame_chunk *chunk_find_uncached(const struct pt_machine *m, uint64_t key)
 {
-	uint64_t key = pfn >> FCHUNK_SHIFT;
-	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
-		return m->chunks.v[m->last_chunk];
 	uint64_t ci = hmap_get(&m->chunk_by_key, key, HMAP_EMPTY);
 	if (ci == HMAP_EMPTY)
 		return NULL;
@@ -294,21 +317,45 @@ static struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
 	return m->chunks.v[ci];
 }
 
-static struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+/* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
+static inline struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
 {
-	struct frame_chunk *c = chunk_find(m, pfn);
-	if (c)
-		return c;
-	if (m->chunk_pool.n)
+	uint64_t key = pfn >> FCHUNK_SHIFT;
+	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
+		return m->chunks.v[m->last_chunk];
+	return chunk_find_uncached(m, key);
+}
+
+/* A chunk for pfn, which has none: from the pool (cleared) or new. */
+static __attribute__((noinline)) struct frame_chunk *chunk_new(struct pt_machine *m, uint64_t pfn)
+{
+	struct frame_chunk *c;
+	if (m->chunk_pool.n) {
 		c = m->chunk_pool.v[--m->chunk_pool.n];
-	else if (!(c = malloc(sizeof(*c))))
-		abort();
+		for (unsigned w = 0; w < FCHUNK_FRAMES / 64; w++) {
+			for (uint64_t b = c->rmap_used[w]; b; b &= b - 1)
+				c->rmap[w * 64 + (unsigned)__builtin_ctzll(b)] = NO_RMAP;
+			c->rmap_used[w] = 0;
+		}
+	} else {
+		if (!(c = malloc(sizeof(*c))))
+			abort();
+		memset(c->rmap, 0xff, sizeof(c->rmap));	/* NO_RMAP */
+		memset(c->rmap_used, 0, sizeof(c->rmap_used));
+	}
 	c->key = pfn >> FCHUNK_SHIFT;
 	memset(c->idx, 0xff, sizeof(c->idx));	/* PT_NO_FRAME */
+	c->rmap_block = NO_RMAP;
 	VEC_PUSH(m->chunks, c);
 	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
 	m->last_chunk = m->chunks.n - 1;
 	return c;
+}
+
+static inline struct frame_chunk *chunk_get(struct pt_machine *m, uint64_t pfn)
+{
+	struct frame_chunk *c = chunk_find(m, pfn);
+	return c ? c : chunk_new(m, pfn);
 }
 
 /* The frame of pfn if frame_cache holds it, else PT_NO_FRAME. */
@@ -733,16 +780,98 @@ bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa
 
 /* ---- applying a store the walker can now see ---- */
 
-static void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
+/* Append val to the rmap list whose last node *last names. */
+static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
 {
-	uint64_t key = va_key(desc_oa(m, d), level);
-	uint64_t val = (uint64_t)f << 9 | idx;
+	uint32_t n = m->rmap_free;
+	if (n != NO_RMAP) {
+		m->rmap_free = m->rmap_nodes.v[n].next;
+	} else {
+		VEC_RESERVE(m->rmap_nodes, 1);
+		n = m->rmap_nodes.n++;
+	}
+	struct rmap_node *nd = m->rmap_nodes.v;
+	nd[n].val = val;
+	if (*last == NO_RMAP) {
+		nd[n].next = n;
+	} else {
+		nd[n].next = nd[*last].next;
+		nd[*last].next = n;
+	}
+	*last = n;
+}
+
+/* Take the first node of val out of the rmap list whose last node *last names; false if none. */
+static bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
+{
+	struct rmap_node *nd = m->rmap_nodes.v;
+	if (*last == NO_RMAP)
+		return false;
+	for (uint32_t prev = *last, i = nd[prev].next;; prev = i, i = nd[i].next) {
+		if (nd[i].val == val) {
+			if (i == prev)
+				*last = NO_RMAP;	/* its only node */
+			else if ((nd[prev].next = nd[i].next, i == *last))
+				*last = prev;
+			nd[i].next = m->rmap_free;
+			m->rmap_free = i;
+			return true;
+		}
+		if (i == *last)
+			return false;
+	}
+}
+
+/* The reverse map of 1 GiB blocks (few sessions have any): a call of its own, so that the
+ * hash map's code is not in the path of the other levels */
+static __attribute__((noinline)) void rmap_update_1g(struct pt_machine *m, uint64_t oa, uint64_t val, bool add)
+{
+	uint64_t key = va_key(oa, 1);
 	if (add) {
 		hmap_insert(&m->rmap, key, val);
-		m->nrmap_at[level]++;
+		m->nrmap_at[1]++;
 	} else if (hmap_remove(&m->rmap, key, val)) {
-		m->nrmap_at[level]--;
+		m->nrmap_at[1]--;
 	}
+}
+
+static void rmap_add(struct pt_machine *m, uint64_t oa, unsigned level, uint64_t val)
+{
+	uint64_t pfn = oa >> PT_PAGE_SHIFT;
+	/* a chunk made here holds no frame: only the reverse map's lists, invisible elsewhere */
+	struct frame_chunk *c = chunk_get(m, pfn);
+	unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+	rmap_link(m, level == 2 ? &c->rmap_block : &c->rmap[k], val);
+	if (level == 3)
+		c->rmap_used[k / 64] |= 1ull << (k % 64);
+	m->nrmap_at[level]++;
+}
+
+static void rmap_del(struct pt_machine *m, uint64_t oa, unsigned level, uint64_t val)
+{
+	uint64_t pfn = oa >> PT_PAGE_SHIFT;
+	struct frame_chunk *c = chunk_find(m, pfn);
+	if (!c)
+		return;
+	unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+	uint32_t *last = level == 2 ? &c->rmap_block : &c->rmap[k];
+	if (!rmap_unlink(m, last, val))
+		return;
+	if (level == 3 && *last == NO_RMAP)
+		c->rmap_used[k / 64] &= ~(1ull << (k % 64));
+	m->nrmap_at[level]--;
+}
+
+static inline void rmap_update(struct pt_machine *m, uint64_t d, unsigned level, uint32_t f, unsigned idx, bool add)
+{
+	uint64_t oa = desc_oa(m, d);
+	uint64_t val = (uint64_t)f << 9 | idx;
+	if (level == 1)
+		rmap_update_1g(m, oa, val, add);
+	else if (add)
+		rmap_add(m, oa, level, val);
+	else
+		rmap_del(m, oa, level, val);
 }
 
 /* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
@@ -1309,6 +1438,9 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
+	/* what every new frame of the folio holds but its pfn and page id: copied, not built per page */
+	const struct pt_frame fresh = { .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
+					.alloc_event = m->event_index };
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
@@ -1320,9 +1452,10 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 				data_page_alloc(m, c->idx[k], ev);
 				continue;
 			}
-			m->frames.v[m->frames.n] = (struct pt_frame){
-				.pfn = pfn + i, .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
-				.page_id = ++m->next_page_id, .alloc_event = m->event_index };
+			struct pt_frame *fr = &m->frames.v[m->frames.n];
+			*fr = fresh;
+			fr->pfn = pfn + i;
+			fr->page_id = ++m->next_page_id;
 			c->idx[k] = m->frames.n++;
 		}
 	}
@@ -1356,16 +1489,40 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
-static void page_free_one(struct pt_machine *m, uint32_t f, const void *ctx)
-{
-	(void)ctx;
-	OBS(m, frame_free, f);
-	frame_release(m, f);
-}
-
+/*
+ * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
+ * goes, the tables among them released before the next page is judged): a frame made where
+ * there is none, as for_each_page_frame() would, but with a chunk lookup per 2 MiB and the
+ * release of a data page (all of a folio's) in the loop, not a call per page.
+ */
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
-	for_each_page_frame(m, ev->pa >> PT_PAGE_SHIFT, 1u << ev->order, page_free_one, NULL);
+	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
+	unsigned n = 1u << ev->order;
+	void (*hook)(void *, struct pt_machine *, uint32_t) = m->obs ? m->obs->frame_free : NULL;
+	for (unsigned i = 0; i < n;) {
+		struct frame_chunk *c = chunk_get(m, pfn + i);
+		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
+		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		for (unsigned k = lo; k < hi; k++, i++) {
+			if (c->idx[k] == PT_NO_FRAME) {
+				struct pt_frame nf = { .pfn = pfn + i };
+				VEC_PUSH(m->frames, nf);
+				c->idx[k] = m->frames.n - 1;
+			}
+			uint32_t f = c->idx[k];
+			if (hook)
+				hook(m->obs_ctx, m, f);
+			struct pt_frame *fr = &m->frames.v[f];
+			if (fr->state == PT_FS_TABLE && fr->tbl) {
+				frame_release(m, f);
+				continue;
+			}
+			fr->state = PT_FS_FREE;		/* frame_release() of a frame without a table */
+			fr->level_known = 0;
+			fr->latest_space = 0;
+		}
+	}
 }
 
 /* ---- stores ---- */
@@ -1587,7 +1744,7 @@ static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 /* initial sizes (log2) of the indexes; pt_machine_reset() returns them to these */
 #define LOG2_CHUNKS 6
 #define LOG2_FACTS 8
-#define LOG2_RMAP 10
+#define LOG2_RMAP 4		/* level 1 only */
 #define LOG2_LOCKS 6
 #define LOG2_PARKED 4
 #define LOG2_ROOTS 2
@@ -1632,6 +1789,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
 	hmap_init(&m->rmap, LOG2_RMAP);
+	m->rmap_free = NO_RMAP;
 	hmap_init(&m->locks, LOG2_LOCKS);
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
@@ -1691,6 +1849,9 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
 	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
 	hmap_reset(&m->rmap, LOG2_RMAP);
+	/* the chunks clear their slots when they are used again (chunk_get()) */
+	m->rmap_nodes.n = 0;
+	m->rmap_free = NO_RMAP;
 	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
 		if (m->asid_root[i])
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
@@ -1754,6 +1915,7 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->facts_by_va);
 	hmap_destroy(&m->facts_by_oa);
 	hmap_destroy(&m->rmap);
+	free(m->rmap_nodes.v);
 	hmap_destroy(&m->locks);
 	for (uint32_t i = 0; i < m->lock_states.n; i++)
 		free(m->lock_states.v[i].rel.e);
@@ -2292,22 +2454,52 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 	return n;
 }
 
+/* Does chunk c hold an rmap list of a level 2 or 3 key that a page of [lo, hi) has? */
+static bool chunk_rmap_in(const struct pt_machine *m, const struct frame_chunk *c, uint64_t lo, uint64_t hi)
+{
+	if (m->nrmap_at[2] && c->rmap_block != NO_RMAP)
+		return true;
+	uint64_t first = c->key << FCHUNK_SHIFT, pfn_lo = lo >> PT_PAGE_SHIFT, pfn_hi = (hi - 1) >> PT_PAGE_SHIFT;
+	unsigned k0 = pfn_lo > first ? (unsigned)(pfn_lo - first) : 0;
+	unsigned k1 = pfn_hi < first + FCHUNK_FRAMES - 1 ? (unsigned)(pfn_hi - first) : FCHUNK_FRAMES - 1;
+	for (unsigned w = k0 / 64; w <= k1 / 64; w++) {
+		uint64_t b = c->rmap_used[w];
+		if (w == k0 / 64)
+			b &= ~0ull << (k0 % 64);
+		if (w == k1 / 64)
+			b &= ~0ull >> (63 - k1 % 64);
+		if (b)
+			return true;
+	}
+	return false;
+}
+
 bool pt_machine_leaves_maybe_in(const struct pt_machine *m, uint64_t lo, uint64_t hi)
 {
-	uint64_t levels = 0;
-	for (unsigned level = 1; level <= 3; level++)
-		levels += m->nrmap_at[level] != 0;
-	if (!levels)
+	if (!(m->nrmap_at[1] | m->nrmap_at[2] | m->nrmap_at[3]))
 		return false;
-	/* a look at every slot, when that is fewer than the lookups of the pages one by one */
-	if ((m->rmap.mask + 1) / 16 > ((hi - lo) >> PT_PAGE_SHIFT) * levels)
-		return true;
-	for (uint64_t i = 0; i <= m->rmap.mask; i++) {
-		uint64_t key = m->rmap.slot[i].key;
-		if (key == HMAP_EMPTY)
-			continue;
-		uint64_t base = key & ~0xfffull, size = pt_level_size((int)(key & 3));
-		if (base < hi && lo < base + size)
+	if (hi <= lo)
+		return true;	/* (a range to the top of the address space) */
+	/* the keys pt_machine_leaves_mapping() would look up, exactly */
+	if (m->nrmap_at[1])
+		for (uint64_t b = lo & level_base_mask[1]; b < hi && b >= (lo & level_base_mask[1]);
+		     b += pt_level_size(1))
+			if (hmap_first(&m->rmap, va_key(b, 1)) != HMAP_END)
+				return true;
+	if (!(m->nrmap_at[2] | m->nrmap_at[3]))
+		return false;
+	uint64_t k0 = lo >> (PT_PAGE_SHIFT + FCHUNK_SHIFT), k1 = (hi - 1) >> (PT_PAGE_SHIFT + FCHUNK_SHIFT);
+	if (k1 - k0 >= m->chunks.n) {
+		/* more chunks in the range than there are: look at each of them */
+		for (uint32_t i = 0; i < m->chunks.n; i++)
+			if (m->chunks.v[i]->key >= k0 && m->chunks.v[i]->key <= k1 &&
+			    chunk_rmap_in(m, m->chunks.v[i], lo, hi))
+				return true;
+		return false;
+	}
+	for (uint64_t k = k0; k <= k1; k++) {
+		const struct frame_chunk *c = chunk_find(m, k << FCHUNK_SHIFT);
+		if (c && chunk_rmap_in(m, c, lo, hi))
 			return true;
 	}
 	return false;
@@ -2316,13 +2508,30 @@ bool pt_machine_leaves_maybe_in(const struct pt_machine *m, uint64_t lo, uint64_
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max)
 {
 	uint32_t n = 0;
-	for (unsigned level = 1; level <= 3; level++) {
-		if (!m->nrmap_at[level])
-			continue;
-		uint64_t key = va_key(pa, level);
+	if (m->nrmap_at[1]) {
+		uint64_t key = va_key(pa, 1);
 		for (uint64_t it = hmap_first(&m->rmap, key); it != HMAP_END; it = hmap_next(&m->rmap, key, it))
 			if (n < max)
 				out[n++] = hmap_val(&m->rmap, it);
+	}
+	if (!(m->nrmap_at[2] | m->nrmap_at[3]))
+		return n;
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	const struct frame_chunk *c = chunk_find(m, pfn);
+	if (!c)
+		return n;
+	const struct rmap_node *nd = m->rmap_nodes.v;
+	uint32_t lasts[2] = { c->rmap_block, c->rmap[pfn & (FCHUNK_FRAMES - 1)] };
+	for (unsigned l = 0; l < 2; l++) {
+		uint32_t last = lasts[l];
+		if (last == NO_RMAP)
+			continue;
+		for (uint32_t i = nd[last].next;; i = nd[i].next) {
+			if (n < max)
+				out[n++] = nd[i].val;
+			if (i == last)
+				break;
+		}
 	}
 	return n;
 }
