@@ -206,6 +206,10 @@ struct pt_checker {
 	struct cpu_state *cpu;
 	unsigned ncpu, capcpu;
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
+	/* [snap_lo, snap_hi): the VAs of every snapshot taken since none was held (an end of 0: past
+	 * the top of the VA space, a snapshot no store overlaps); a store outside it marks none
+	 * foreign (unmap_foreign_store()) */
+	uint64_t snap_lo, snap_hi;
 	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
 	unsigned nopen, capopen;
 	/* what a free of a large folio (one page_free event) can skip for all its pages at once:
@@ -710,6 +714,84 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	return fm->none;
 }
 
+/* I4: a live entry changed in a way that needs break-before-make (old and new valid, different) */
+static __attribute__((noinline)) void check_live_change(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
+							uint32_t f, unsigned idx, uint64_t old, uint64_t new,
+							const struct tinfo *ti)
+{
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned level = fr->level;
+	const char *tag = NULL;
+	if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
+		tag = "block-table-change";
+	else if (pt_desc_is_table(old, level))
+		tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
+	else if (!change_is_safe(old, new))
+		tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
+		      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
+	if (!tag)
+		return;
+	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
+	report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, old, new, NULL,
+	       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
+	       (unsigned long long)pa, ti->found ? "" : " (not yet hooked)");
+}
+
+/* I4 at the store of a valid entry into a table with a position: a walker may see a store before
+ * its DSB, so the make is judged now against what may be cached, and against an old value whose
+ * break is not yet visible */
+static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu, uint32_t f, unsigned idx,
+		       unsigned level, uint64_t old, uint64_t new, const struct tinfo *ti)
+{
+	uint64_t vis = pt_machine_entry_visible(m, f, idx);
+	if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
+	    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
+	     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
+	    !(pt_desc_is_leaf(vis, level) &&
+	      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu))) {
+		uint64_t pa = (pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT) + idx * 8;
+		report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, vis,
+		       new, NULL,
+		       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
+		       "after the break, no TLBI)", level, (unsigned long long)pa);
+	}
+	bool leaf = pt_desc_is_leaf(new, level);
+	/* check_leaf_conflict() finds nothing without stale facts, and for a page without stale
+	 * positions: the common make of a run, asked nothing per position */
+	if (leaf && !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m)))
+		return;
+	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
+		const struct pt_pos *pp = pt_machine_pos(m, p);
+		uint64_t eva = pp->va + idx * pt_level_size(level);
+		if (leaf)
+			check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu,
+					    facts_none_near(c, m, pp->va, eva, level));
+		else if (pt_desc_is_table(new, level)) {
+			uint32_t child = pt_machine_lookup(m, oa(m, new));
+			if (child != PT_NO_FRAME)
+				check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
+		}
+	}
+}
+
+/* I2 and I6 at the store of a leaf into a kernel table */
+static __attribute__((noinline)) void kernel_leaf_store(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
+							uint64_t va, unsigned level, uint64_t old, uint64_t new)
+{
+	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
+	if (overlaps_lazy_area(m, va, pt_level_size(level)))
+		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, oa(m, new), old, new, NULL,
+		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
+		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
+
+	/* I6: a new valid kernel mapping starts owing DSB + ISB */
+	if (!pt_desc_valid(old) && c->nkmaps < MAX_KMAPS) {
+		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
+				  KM_NEED_DSB, (uint8_t)level };
+		c->kmaps[c->nkmaps++] = k;
+	}
+}
+
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
@@ -717,76 +799,27 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 	if (!fr->level_known)
 		return;
 	unsigned cpu = cur_cpu(c);
-	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
 	unsigned level = fr->level;
 	struct tinfo ti;
 	table_info(c, f, &ti);
-	bool found = ti.found;
-	uint64_t va = ti.va + idx * pt_level_size(level);
+	/* the entry's VA (ti.va + idx * size) and PA are worked out only where a check needs them */
 
-	/* I4: a live entry changed in a way that needs break-before-make */
-	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new) {
-		const char *tag = NULL;
-		if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
-			tag = "block-table-change";
-		else if (pt_desc_is_table(old, level))
-			tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
-		else if (!change_is_safe(old, new))
-			tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
-			      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
-		if (tag)
-			report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, va, pa, old, new, NULL,
-			       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
-			       (unsigned long long)pa, found ? "" : " (not yet hooked)");
-	}
-
-	/* I4 at the store: a walker may see a store before its DSB, so the make is judged now against
-	 * what may be cached, and against an old value whose break is not yet visible */
-	if (pt_desc_valid(new) && found) {
-		uint64_t vis = pt_machine_entry_visible(m, f, idx);
-		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
-		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
-		     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) :
-						     !conflict_free(vis, new))) &&
-		    !(pt_desc_is_leaf(vis, level) &&
-		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti.kernel, cpu)))
-			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
-			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
-			       "after the break, no TLBI)", level, (unsigned long long)pa);
-		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
-			const struct pt_pos *pp = pt_machine_pos(m, p);
-			uint64_t eva = pp->va + idx * pt_level_size(level);
-			if (pt_desc_is_leaf(new, level))
-				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu,
-						    facts_none_near(c, m, pp->va, eva, level));
-			else if (pt_desc_is_table(new, level)) {
-				uint32_t child = pt_machine_lookup(m, oa(m, new));
-				if (child != PT_NO_FRAME)
-					check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
-			}
-		}
-	}
-
-	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
-	if (pt_desc_is_leaf(new, level) && ti.kernel && overlaps_lazy_area(m, va, pt_level_size(level)))
-		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, oa(m, new), old, new, NULL,
-		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
-		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
-
-	/* I6: a new valid kernel mapping starts owing DSB + ISB */
-	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && ti.kernel && c->nkmaps < MAX_KMAPS) {
-		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
-				  KM_NEED_DSB, (uint8_t)level };
-		c->kmaps[c->nkmaps++] = k;
-	}
+	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new)
+		check_live_change(c, m, cpu, f, idx, old, new, &ti);
+	if (pt_desc_valid(new) && ti.found)
+		check_make(c, m, cpu, f, idx, level, old, new, &ti);
+	if (pt_desc_is_leaf(new, level) && ti.kernel)
+		kernel_leaf_store(c, m, cpu, ti.va + idx * pt_level_size(level), level, old, new);
+	/* a table without a position (being filled before it is hooked) needs no lock (check_lock())
+	 * and is no unmap's */
+	if (!ti.found)
+		return;
 
 	/* I12 */
 	check_lock(c, cpu, f, idx, old, new, &ti);
 
 	/* I8: what an unmap removes outside its range */
-	if (found)
-		unmap_store(c, cpu, &ti, old, va, level);
-
+	unmap_store(c, cpu, &ti, old, ti.va + idx * pt_level_size(level), level);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -1419,7 +1452,7 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 {
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
 	uint64_t size = pt_level_size(level);
-	if (c->nsnap_all)
+	if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
 		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
 	if (!pt_desc_valid(old) || !is_unmap(op))
 		return;
@@ -1435,6 +1468,15 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 		uint32_t child = pt_machine_lookup(c->m, oa(c->m, old));
 		if (child != PT_NO_FRAME)
 			subtree_outside(c, cs, op, child, va, lo, hi);
+	}
+	bool empty = !c->nsnap_all;
+	for (unsigned i = before; i < cs->nsnap; i++) {
+		uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
+		if (!s_hi)
+			continue;	/* unmap_foreign_store() finds no store below its end */
+		c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
+		c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
+		empty = false;
 	}
 	c->nsnap_all += cs->nsnap - before;
 }
