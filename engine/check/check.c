@@ -1097,36 +1097,54 @@ static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx,
 	return !pt_desc_valid(pt_machine_entry_latest(m, f, idx)) && lazily_flushed(m, va, pt_level_size(level));
 }
 
-/* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
- * maps the frame may have been walked and cached.  True if it reported. */
-static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+/* I1: the report of free_store_pending(), for pending store i of cpu k.  True if it reported
+ * (not for a leaf of the linear map). */
+static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, struct pt_machine *m, uint32_t f,
+							unsigned cpu, unsigned k, uint32_t i)
 {
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	uint32_t pf;
+	unsigned idx;
+	uint64_t val;
+	pt_machine_pending(m, k, i, &pf, &idx, &val);
+	const struct pt_frame *pfr = pt_machine_frame(m, pf);
+	bool found;
+	uint64_t va = entry_va(c, pf, idx, &found);
+	if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) && va < PT_LINEAR_MAP_END)
+		return false;	/* the linear map aliases all of RAM, allocated or free */
+	report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
+	       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
+	       "already have been walked (no DSB since the store)",
+	       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
+	       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
+	       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
+	return true;
+}
+
+/* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
+ * maps the frame may have been walked and cached.  True if it reported.  (The tests of a pending
+ * store have no side effects: the cheapest go first, a clear fails the first.) */
+static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+{
+	uint64_t pa = pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT;
 	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
 		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
 			uint32_t pf;
 			unsigned idx;
 			uint64_t val;
 			pt_machine_pending(m, k, i, &pf, &idx, &val);
+			if (!pt_desc_valid(val))
+				continue;
 			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known || !pt_desc_valid(val) || pt_machine_first_pos(m, pf) == UINT32_MAX)
+			if (!pfr->level_known)
 				continue;
 			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			if (pa < oa(m, val) || pa >= oa(m, val) + size)
+			uint64_t o = oa(m, val);
+			if (pa < o || pa >= o + size || pt_machine_first_pos(m, pf) == UINT32_MAX)
 				continue;
-			bool found;
-			uint64_t va = entry_va(c, pf, idx, &found);
-			if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) &&
-			    va < PT_LINEAR_MAP_END)
-				continue;	/* the linear map aliases all of RAM, allocated or free */
-			report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
-			       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
-			       "already have been walked (no DSB since the store)",
-			       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
-			       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
-			       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
-			return true;
+			if (free_store_report(c, m, f, cpu, k, i))
+				return true;
 		}
 	}
 	return false;
@@ -1134,7 +1152,8 @@ static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint3
 
 /* I1, I6: a table freed while it may still be walked, or before the ISB after its walk-cache
  * invalidation */
-static void free_table(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+static __attribute__((noinline)) void free_table(struct pt_checker *c, struct pt_machine *m, uint32_t f,
+						 unsigned cpu)
 {
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
@@ -1236,14 +1255,11 @@ static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_
  * superset of what they look for; false means none of them finds anything).  Freeing the
  * folio's frames one by one changes none of it: a frame's release only drops leaves.
  */
-static const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
+static __attribute__((noinline)) const struct free_memo *folio_free_memo_make(struct pt_checker *c,
+									     struct pt_machine *m,
+									     const struct pt_event *ev)
 {
-	const struct pt_event *ev = pt_machine_current_event(m);
-	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
-		return NULL;
 	struct free_memo *fm = &c->free_memo;
-	if (fm->valid && fm->event == pt_machine_event_index(m))
-		return fm;
 	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1), hi = lo + (1ull << (PT_PAGE_SHIFT + ev->order));
 	*fm = (struct free_memo){ true, pt_machine_event_index(m), false, false, false };
 	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
@@ -1264,6 +1280,17 @@ static const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_m
 	}
 	fm->leaves = pt_machine_leaves_maybe_in(m, lo, hi);
 	return fm;
+}
+
+static inline const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
+{
+	const struct pt_event *ev = pt_machine_current_event(m);
+	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
+		return NULL;
+	struct free_memo *fm = &c->free_memo;
+	if (fm->valid && fm->event == pt_machine_event_index(m))
+		return fm;
+	return folio_free_memo_make(c, m, ev);
 }
 
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
@@ -1679,23 +1706,29 @@ static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu
 		if (pt_machine_pending_op(m, cpu, i) != op->id)
 			continue;	/* an earlier operation's store (a lazy vunmap's): judged there */
 		const struct pt_frame *fr = pt_machine_frame(m, f);
+		if (fr->state != PT_FS_TABLE || !fr->level_known)
+			continue;
+		/* what the store leaves walkable first (the tests have no side effects: the cheapest
+		 * go first) */
+		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
+		bool leaf = pt_desc_is_leaf(vis, fr->level) &&
+			    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m));
+		bool table = pt_desc_is_table(vis, fr->level) && vis != now;
+		if (!leaf && !table)
+			continue;
 		bool found;
 		uint64_t va = entry_va(c, f, idx, &found);
-		if (fr->state != PT_FS_TABLE || !fr->level_known || !found ||
-		    lazily_flushed(m, va, pt_level_size(fr->level)))
+		if (!found || lazily_flushed(m, va, pt_level_size(fr->level)))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
-		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
-		if (pt_desc_is_leaf(vis, fr->level) &&
-		    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m)) &&
-		    !(pt_desc_valid(now) &&
-		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
+		if (leaf && !(pt_desc_valid(now) &&
+			      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),
 			       (unsigned long long)((fr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va);
 			break;
 		}
-		if (pt_desc_is_table(vis, fr->level) && vis != now) {
+		if (table) {
 			report(c, PT_I3, cpu, "returned-before-store-visible", RULE_WALK, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with the unhooking of table 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)oa(m, vis),
