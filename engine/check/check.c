@@ -629,47 +629,46 @@ static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t siz
 
 /* ---- hooks ---- */
 
-static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
-		       const struct tinfo *ti)
+/* I12 under the trace's lock rules (LOCK_RULE): the lock that owns the tables under the table's
+ * root.  True if a rule applies (then nothing else is asked). */
+static __attribute__((noinline)) bool check_lock_rule(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+						      uint64_t old, uint64_t new, const struct tinfo *ti)
 {
 	struct pt_machine *m = c->m;
-	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
-		return;		/* the trace records no locks: nothing to judge */
-	if (!ti->found)
-		return;		/* not hooked anywhere: a table being prepared needs no lock */
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint32_t tid = pt_machine_tid(m, cpu);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	unsigned cls;
 	uint64_t key;
+	uint32_t root = pt_machine_table_root(m, f);
+	if (root == PT_NO_FRAME || !pt_machine_lock_rule(m, root, &cls, &key))
+		return false;
+	uint64_t va = ti->va + idx * pt_level_size(fr->level);
+	if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
+		report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new, NULL,
+		       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
+		       "that owns its tables",
+		       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid, pt_op_name(PT_EV_LOCK, cls),
+		       (unsigned long long)key);
+	return true;
+}
 
-	if (pt_machine_has_lock_rules(m)) {
-		uint32_t root = pt_machine_table_root(m, f);
-		if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
-			uint64_t va = ti->va + idx * pt_level_size(fr->level);
-			if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
-				report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new,
-				       NULL,
-				       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
-				       "that owns its tables",
-				       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid,
-				       pt_op_name(PT_EV_LOCK, cls), (unsigned long long)key);
-			return;
-		}
-	}
-	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
-		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+/* I12 for a user table's entry: the locks the kernel takes for its level, looked up (the lock
+ * memo did not know the answer) */
+static __attribute__((noinline)) void check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+						      uint64_t old, uint64_t new, const struct tinfo *ti,
+						      uint32_t tid, uint64_t gen)
+{
+	struct pt_machine *m = c->m;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint16_t asid = ti->asid;
 	bool w = false;
-	struct lock_memo *lm = &c->lock_memo;
-	uint64_t gen = pt_machine_locks_gen(m);
-	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == asid && lm->level == fr->level)
-		return;		/* the same question as the last one, with the same locks held */
 	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
 	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
 			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
 	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
-		*lm = (struct lock_memo){ gen, f, tid, asid, fr->level };
+		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return;
 	}
 	uint64_t va = ti->va + idx * pt_level_size(fr->level);
@@ -678,6 +677,28 @@ static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
 	       (unsigned long long)va, asid, tid, fr->level == 3 ? "PTE table lock (ptl key=table)" :
 	       "pmd_lock / page_table_lock / mmap_lock for write");
+}
+
+/* I12 at a store to a table of level `level` (its frame's): a run of stores under the same locks
+ * asks only the lock memo, here; the lookups are out of line */
+static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, unsigned level, uint64_t old,
+		       uint64_t new, const struct tinfo *ti)
+{
+	struct pt_machine *m = c->m;
+	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
+		return;		/* the trace records no locks: nothing to judge */
+	if (!ti->found)
+		return;		/* not hooked anywhere: a table being prepared needs no lock */
+	if (pt_machine_has_lock_rules(m) && check_lock_rule(c, cpu, f, idx, old, new, ti))
+		return;
+	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
+		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+	uint32_t tid = pt_machine_tid(m, cpu);
+	const struct lock_memo *lm = &c->lock_memo;
+	uint64_t gen = pt_machine_locks_gen(m);
+	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == ti->asid && lm->level == (int8_t)level)
+		return;		/* the same question as the last one, with the same locks held */
+	check_lock_held(c, cpu, f, idx, old, new, ti, tid, gen);
 }
 
 static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
@@ -816,7 +837,7 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 		return;
 
 	/* I12 */
-	check_lock(c, cpu, f, idx, old, new, &ti);
+	check_lock(c, cpu, f, idx, level, old, new, &ti);
 
 	/* I8: what an unmap removes outside its range */
 	unmap_store(c, cpu, &ti, old, ti.va + idx * pt_level_size(level), level);
