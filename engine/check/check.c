@@ -206,6 +206,10 @@ struct pt_checker {
 	struct cpu_state *cpu;
 	unsigned ncpu, capcpu;
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
+	/* [snap_lo, snap_hi): the VAs of every snapshot taken since none was held (an end of 0: past
+	 * the top of the VA space, a snapshot no store overlaps); a store outside it marks none
+	 * foreign (unmap_foreign_store()) */
+	uint64_t snap_lo, snap_hi;
 	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
 	unsigned nopen, capopen;
 	/* what a free of a large folio (one page_free event) can skip for all its pages at once:
@@ -625,47 +629,46 @@ static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t siz
 
 /* ---- hooks ---- */
 
-static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, uint64_t old, uint64_t new,
-		       const struct tinfo *ti)
+/* I12 under the trace's lock rules (LOCK_RULE): the lock that owns the tables under the table's
+ * root.  True if a rule applies (then nothing else is asked). */
+static __attribute__((noinline)) bool check_lock_rule(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+						      uint64_t old, uint64_t new, const struct tinfo *ti)
 {
 	struct pt_machine *m = c->m;
-	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
-		return;		/* the trace records no locks: nothing to judge */
-	if (!ti->found)
-		return;		/* not hooked anywhere: a table being prepared needs no lock */
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint32_t tid = pt_machine_tid(m, cpu);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	unsigned cls;
 	uint64_t key;
+	uint32_t root = pt_machine_table_root(m, f);
+	if (root == PT_NO_FRAME || !pt_machine_lock_rule(m, root, &cls, &key))
+		return false;
+	uint64_t va = ti->va + idx * pt_level_size(fr->level);
+	if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
+		report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new, NULL,
+		       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
+		       "that owns its tables",
+		       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid, pt_op_name(PT_EV_LOCK, cls),
+		       (unsigned long long)key);
+	return true;
+}
 
-	if (pt_machine_has_lock_rules(m)) {
-		uint32_t root = pt_machine_table_root(m, f);
-		if (root != PT_NO_FRAME && pt_machine_lock_rule(m, root, &cls, &key)) {
-			uint64_t va = ti->va + idx * pt_level_size(fr->level);
-			if (pt_machine_lock_holder(m, cls, key, NULL) != tid)
-				report(c, PT_I12, cpu, "write-without-owner-lock", RULE_LOCK, va, pa + idx * 8, old, new,
-				       NULL,
-				       "entry 0x%llx (va 0x%llx) written by thread %u without holding the %s lock 0x%llx "
-				       "that owns its tables",
-				       (unsigned long long)(pa + idx * 8), (unsigned long long)va, tid,
-				       pt_op_name(PT_EV_LOCK, cls), (unsigned long long)key);
-			return;
-		}
-	}
-	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
-		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+/* I12 for a user table's entry: the locks the kernel takes for its level, looked up (the lock
+ * memo did not know the answer) */
+static __attribute__((noinline)) void check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+						      uint64_t old, uint64_t new, const struct tinfo *ti,
+						      uint32_t tid, uint64_t gen)
+{
+	struct pt_machine *m = c->m;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint16_t asid = ti->asid;
 	bool w = false;
-	struct lock_memo *lm = &c->lock_memo;
-	uint64_t gen = pt_machine_locks_gen(m);
-	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == asid && lm->level == fr->level)
-		return;		/* the same question as the last one, with the same locks held */
 	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
 	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
 			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
 	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
-		*lm = (struct lock_memo){ gen, f, tid, asid, fr->level };
+		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return;
 	}
 	uint64_t va = ti->va + idx * pt_level_size(fr->level);
@@ -674,6 +677,28 @@ static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
 	       (unsigned long long)va, asid, tid, fr->level == 3 ? "PTE table lock (ptl key=table)" :
 	       "pmd_lock / page_table_lock / mmap_lock for write");
+}
+
+/* I12 at a store to a table of level `level` (its frame's): a run of stores under the same locks
+ * asks only the lock memo, here; the lookups are out of line */
+static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, unsigned level, uint64_t old,
+		       uint64_t new, const struct tinfo *ti)
+{
+	struct pt_machine *m = c->m;
+	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
+		return;		/* the trace records no locks: nothing to judge */
+	if (!ti->found)
+		return;		/* not hooked anywhere: a table being prepared needs no lock */
+	if (pt_machine_has_lock_rules(m) && check_lock_rule(c, cpu, f, idx, old, new, ti))
+		return;
+	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
+		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+	uint32_t tid = pt_machine_tid(m, cpu);
+	const struct lock_memo *lm = &c->lock_memo;
+	uint64_t gen = pt_machine_locks_gen(m);
+	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == ti->asid && lm->level == (int8_t)level)
+		return;		/* the same question as the last one, with the same locks held */
+	check_lock_held(c, cpu, f, idx, old, new, ti, tid, gen);
 }
 
 static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
@@ -710,6 +735,84 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	return fm->none;
 }
 
+/* I4: a live entry changed in a way that needs break-before-make (old and new valid, different) */
+static __attribute__((noinline)) void check_live_change(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
+							uint32_t f, unsigned idx, uint64_t old, uint64_t new,
+							const struct tinfo *ti)
+{
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	unsigned level = fr->level;
+	const char *tag = NULL;
+	if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
+		tag = "block-table-change";
+	else if (pt_desc_is_table(old, level))
+		tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
+	else if (!change_is_safe(old, new))
+		tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
+		      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
+	if (!tag)
+		return;
+	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
+	report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, old, new, NULL,
+	       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
+	       (unsigned long long)pa, ti->found ? "" : " (not yet hooked)");
+}
+
+/* I4 at the store of a valid entry into a table with a position: a walker may see a store before
+ * its DSB, so the make is judged now against what may be cached, and against an old value whose
+ * break is not yet visible */
+static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu, uint32_t f, unsigned idx,
+		       unsigned level, uint64_t old, uint64_t new, const struct tinfo *ti)
+{
+	uint64_t vis = pt_machine_entry_visible(m, f, idx);
+	if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
+	    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
+	     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
+	    !(pt_desc_is_leaf(vis, level) &&
+	      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu))) {
+		uint64_t pa = (pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT) + idx * 8;
+		report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, vis,
+		       new, NULL,
+		       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
+		       "after the break, no TLBI)", level, (unsigned long long)pa);
+	}
+	bool leaf = pt_desc_is_leaf(new, level);
+	/* check_leaf_conflict() finds nothing without stale facts, and for a page without stale
+	 * positions: the common make of a run, asked nothing per position */
+	if (leaf && !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m)))
+		return;
+	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
+		const struct pt_pos *pp = pt_machine_pos(m, p);
+		uint64_t eva = pp->va + idx * pt_level_size(level);
+		if (leaf)
+			check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu,
+					    facts_none_near(c, m, pp->va, eva, level));
+		else if (pt_desc_is_table(new, level)) {
+			uint32_t child = pt_machine_lookup(m, oa(m, new));
+			if (child != PT_NO_FRAME)
+				check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
+		}
+	}
+}
+
+/* I2 and I6 at the store of a leaf into a kernel table */
+static __attribute__((noinline)) void kernel_leaf_store(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
+							uint64_t va, unsigned level, uint64_t old, uint64_t new)
+{
+	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
+	if (overlaps_lazy_area(m, va, pt_level_size(level)))
+		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, oa(m, new), old, new, NULL,
+		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
+		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
+
+	/* I6: a new valid kernel mapping starts owing DSB + ISB */
+	if (!pt_desc_valid(old) && c->nkmaps < MAX_KMAPS) {
+		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
+				  KM_NEED_DSB, (uint8_t)level };
+		c->kmaps[c->nkmaps++] = k;
+	}
+}
+
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
@@ -717,76 +820,27 @@ static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned id
 	if (!fr->level_known)
 		return;
 	unsigned cpu = cur_cpu(c);
-	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
 	unsigned level = fr->level;
 	struct tinfo ti;
 	table_info(c, f, &ti);
-	bool found = ti.found;
-	uint64_t va = ti.va + idx * pt_level_size(level);
+	/* the entry's VA (ti.va + idx * size) and PA are worked out only where a check needs them */
 
-	/* I4: a live entry changed in a way that needs break-before-make */
-	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new) {
-		const char *tag = NULL;
-		if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
-			tag = "block-table-change";
-		else if (pt_desc_is_table(old, level))
-			tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
-		else if (!change_is_safe(old, new))
-			tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
-			      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
-		if (tag)
-			report(c, PT_I4, cpu, tag, RULE_BBM_LIVE, va, pa, old, new, NULL,
-			       "valid level-%u entry 0x%llx%s changed in place without break-before-make", level,
-			       (unsigned long long)pa, found ? "" : " (not yet hooked)");
-	}
-
-	/* I4 at the store: a walker may see a store before its DSB, so the make is judged now against
-	 * what may be cached, and against an old value whose break is not yet visible */
-	if (pt_desc_valid(new) && found) {
-		uint64_t vis = pt_machine_entry_visible(m, f, idx);
-		if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
-		    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
-		     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) :
-						     !conflict_free(vis, new))) &&
-		    !(pt_desc_is_leaf(vis, level) &&
-		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti.kernel, cpu)))
-			report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, va, pa, vis, new, NULL,
-			       "level-%u entry 0x%llx made valid again before its invalidation was visible (no DSB "
-			       "after the break, no TLBI)", level, (unsigned long long)pa);
-		for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
-			const struct pt_pos *pp = pt_machine_pos(m, p);
-			uint64_t eva = pp->va + idx * pt_level_size(level);
-			if (pt_desc_is_leaf(new, level))
-				check_leaf_conflict(c, m, eva, level, pp->asid, pp->global, new, cpu,
-						    facts_none_near(c, m, pp->va, eva, level));
-			else if (pt_desc_is_table(new, level)) {
-				uint32_t child = pt_machine_lookup(m, oa(m, new));
-				if (child != PT_NO_FRAME)
-					check_table_conflict(c, m, eva, level, pp->asid, pp->global, child, cpu);
-			}
-		}
-	}
-
-	/* I2: the VA of an area on the purge list is mapped again before the purge flushed it */
-	if (pt_desc_is_leaf(new, level) && ti.kernel && overlaps_lazy_area(m, va, pt_level_size(level)))
-		report(c, PT_I2, cpu, "lazy-area-remapped", RULE_PURGE, va, oa(m, new), old, new, NULL,
-		       "kernel va 0x%llx mapped again while its vmap area is on the purge list (its old "
-		       "translations are not flushed before __purge_vmap_area_lazy())", (unsigned long long)va);
-
-	/* I6: a new valid kernel mapping starts owing DSB + ISB */
-	if (!pt_desc_valid(old) && pt_desc_is_leaf(new, level) && ti.kernel && c->nkmaps < MAX_KMAPS) {
-		struct kmap k = { va, new, pt_machine_event_index(m), pt_machine_context(m, cpu), (uint16_t)cpu,
-				  KM_NEED_DSB, (uint8_t)level };
-		c->kmaps[c->nkmaps++] = k;
-	}
+	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new)
+		check_live_change(c, m, cpu, f, idx, old, new, &ti);
+	if (pt_desc_valid(new) && ti.found)
+		check_make(c, m, cpu, f, idx, level, old, new, &ti);
+	if (pt_desc_is_leaf(new, level) && ti.kernel)
+		kernel_leaf_store(c, m, cpu, ti.va + idx * pt_level_size(level), level, old, new);
+	/* a table without a position (being filled before it is hooked) needs no lock (check_lock())
+	 * and is no unmap's */
+	if (!ti.found)
+		return;
 
 	/* I12 */
-	check_lock(c, cpu, f, idx, old, new, &ti);
+	check_lock(c, cpu, f, idx, level, old, new, &ti);
 
 	/* I8: what an unmap removes outside its range */
-	if (found)
-		unmap_store(c, cpu, &ti, old, va, level);
-
+	unmap_store(c, cpu, &ti, old, ti.va + idx * pt_level_size(level), level);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -1064,36 +1118,54 @@ static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx,
 	return !pt_desc_valid(pt_machine_entry_latest(m, f, idx)) && lazily_flushed(m, va, pt_level_size(level));
 }
 
-/* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
- * maps the frame may have been walked and cached.  True if it reported. */
-static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+/* I1: the report of free_store_pending(), for pending store i of cpu k.  True if it reported
+ * (not for a leaf of the linear map). */
+static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, struct pt_machine *m, uint32_t f,
+							unsigned cpu, unsigned k, uint32_t i)
 {
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
+	uint32_t pf;
+	unsigned idx;
+	uint64_t val;
+	pt_machine_pending(m, k, i, &pf, &idx, &val);
+	const struct pt_frame *pfr = pt_machine_frame(m, pf);
+	bool found;
+	uint64_t va = entry_va(c, pf, idx, &found);
+	if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) && va < PT_LINEAR_MAP_END)
+		return false;	/* the linear map aliases all of RAM, allocated or free */
+	report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
+	       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
+	       "already have been walked (no DSB since the store)",
+	       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
+	       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
+	       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
+	return true;
+}
+
+/* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
+ * maps the frame may have been walked and cached.  True if it reported.  (The tests of a pending
+ * store have no side effects: the cheapest go first, a clear fails the first.) */
+static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+{
+	uint64_t pa = pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT;
 	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
 		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
 			uint32_t pf;
 			unsigned idx;
 			uint64_t val;
 			pt_machine_pending(m, k, i, &pf, &idx, &val);
+			if (!pt_desc_valid(val))
+				continue;
 			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known || !pt_desc_valid(val) || pt_machine_first_pos(m, pf) == UINT32_MAX)
+			if (!pfr->level_known)
 				continue;
 			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			if (pa < oa(m, val) || pa >= oa(m, val) + size)
+			uint64_t o = oa(m, val);
+			if (pa < o || pa >= o + size || pt_machine_first_pos(m, pf) == UINT32_MAX)
 				continue;
-			bool found;
-			uint64_t va = entry_va(c, pf, idx, &found);
-			if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) &&
-			    va < PT_LINEAR_MAP_END)
-				continue;	/* the linear map aliases all of RAM, allocated or free */
-			report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
-			       "%s 0x%llx freed while cpu%u's store of entry 0x%llx (va 0x%llx), which %s it, may "
-			       "already have been walked (no DSB since the store)",
-			       fr->state == PT_FS_TABLE ? "table" : "page", (unsigned long long)pa, k,
-			       (unsigned long long)((pfr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va,
-			       pt_desc_is_table(val, pfr->level) ? "hooks" : "maps");
-			return true;
+			if (free_store_report(c, m, f, cpu, k, i))
+				return true;
 		}
 	}
 	return false;
@@ -1101,7 +1173,8 @@ static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint3
 
 /* I1, I6: a table freed while it may still be walked, or before the ISB after its walk-cache
  * invalidation */
-static void free_table(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
+static __attribute__((noinline)) void free_table(struct pt_checker *c, struct pt_machine *m, uint32_t f,
+						 unsigned cpu)
 {
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
@@ -1203,14 +1276,11 @@ static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_
  * superset of what they look for; false means none of them finds anything).  Freeing the
  * folio's frames one by one changes none of it: a frame's release only drops leaves.
  */
-static const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
+static __attribute__((noinline)) const struct free_memo *folio_free_memo_make(struct pt_checker *c,
+									     struct pt_machine *m,
+									     const struct pt_event *ev)
 {
-	const struct pt_event *ev = pt_machine_current_event(m);
-	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
-		return NULL;
 	struct free_memo *fm = &c->free_memo;
-	if (fm->valid && fm->event == pt_machine_event_index(m))
-		return fm;
 	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1), hi = lo + (1ull << (PT_PAGE_SHIFT + ev->order));
 	*fm = (struct free_memo){ true, pt_machine_event_index(m), false, false, false };
 	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
@@ -1231,6 +1301,17 @@ static const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_m
 	}
 	fm->leaves = pt_machine_leaves_maybe_in(m, lo, hi);
 	return fm;
+}
+
+static inline const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
+{
+	const struct pt_event *ev = pt_machine_current_event(m);
+	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
+		return NULL;
+	struct free_memo *fm = &c->free_memo;
+	if (fm->valid && fm->event == pt_machine_event_index(m))
+		return fm;
+	return folio_free_memo_make(c, m, ev);
 }
 
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
@@ -1419,7 +1500,7 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 {
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
 	uint64_t size = pt_level_size(level);
-	if (c->nsnap_all)
+	if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
 		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
 	if (!pt_desc_valid(old) || !is_unmap(op))
 		return;
@@ -1435,6 +1516,15 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 		uint32_t child = pt_machine_lookup(c->m, oa(c->m, old));
 		if (child != PT_NO_FRAME)
 			subtree_outside(c, cs, op, child, va, lo, hi);
+	}
+	bool empty = !c->nsnap_all;
+	for (unsigned i = before; i < cs->nsnap; i++) {
+		uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
+		if (!s_hi)
+			continue;	/* unmap_foreign_store() finds no store below its end */
+		c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
+		c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
+		empty = false;
 	}
 	c->nsnap_all += cs->nsnap - before;
 }
@@ -1637,23 +1727,29 @@ static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu
 		if (pt_machine_pending_op(m, cpu, i) != op->id)
 			continue;	/* an earlier operation's store (a lazy vunmap's): judged there */
 		const struct pt_frame *fr = pt_machine_frame(m, f);
+		if (fr->state != PT_FS_TABLE || !fr->level_known)
+			continue;
+		/* what the store leaves walkable first (the tests have no side effects: the cheapest
+		 * go first) */
+		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
+		bool leaf = pt_desc_is_leaf(vis, fr->level) &&
+			    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m));
+		bool table = pt_desc_is_table(vis, fr->level) && vis != now;
+		if (!leaf && !table)
+			continue;
 		bool found;
 		uint64_t va = entry_va(c, f, idx, &found);
-		if (fr->state != PT_FS_TABLE || !fr->level_known || !found ||
-		    lazily_flushed(m, va, pt_level_size(fr->level)))
+		if (!found || lazily_flushed(m, va, pt_level_size(fr->level)))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
-		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
-		if (pt_desc_is_leaf(vis, fr->level) &&
-		    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m)) &&
-		    !(pt_desc_valid(now) &&
-		      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
+		if (leaf && !(pt_desc_valid(now) &&
+			      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
 			report(c, PT_I2, cpu, "returned-before-store-visible", RULE_PERM, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with its store to entry 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush, the old translation is still walked", pt_op_name(PT_EV_BEGIN, op->kind),
 			       (unsigned long long)((fr->pfn << PT_PAGE_SHIFT) + idx * 8), (unsigned long long)va);
 			break;
 		}
-		if (pt_desc_is_table(vis, fr->level) && vis != now) {
+		if (table) {
 			report(c, PT_I3, cpu, "returned-before-store-visible", RULE_WALK, va, oa(m, vis), vis, now, NULL,
 			       "%s returned with the unhooking of table 0x%llx (va 0x%llx) not yet visible: no DSB, no "
 			       "TLB flush", pt_op_name(PT_EV_BEGIN, op->kind), (unsigned long long)oa(m, vis),
