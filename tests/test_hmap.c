@@ -106,9 +106,70 @@ static void test_values_come_in_insertion_order(void **state)
 	hmap_destroy(&big);
 }
 
+/*
+ * hmap_clear_run() called for every key a map holds, in any order and a key more than once,
+ * empties the map and keeps its capacity (the machine's reset clears the fact indexes so):
+ * every slot empty, count 0, and the map then behaves as a new one of that capacity.
+ */
+static void test_clear_run_of_every_key_empties_the_map(void **state)
+{
+	(void)state;
+	static uint64_t keys[N];
+	static int live[N];
+	for (int trial = 0; trial < 50; trial++) {
+		struct hmap h, fresh;
+		hmap_init(&h, 2);
+		for (int i = 0; i < N; i++)
+			live[i] = 0;
+		int n = 1 + (int)(next() % N);
+		for (int round = 0; round < 3 * n; round++) {
+			int i = (int)(next() % (uint64_t)n);
+			if (!live[i]) {
+				/* few keys, some far apart: long chains that wrap past the last slot */
+				keys[i] = trial % 2 ? next() % 16 : next();
+				hmap_insert(&h, keys[i], (uint64_t)i);
+				live[i] = 1;
+			} else {
+				assert_true(hmap_remove(&h, keys[i], (uint64_t)i));
+				live[i] = 0;
+			}
+		}
+		uint64_t mask = h.mask;
+		/* every live key, from a random start, each live entry's key once (keys repeat) */
+		int start = (int)(next() % (uint64_t)n);
+		for (int j = 0; j < n; j++) {
+			int i = (start + j) % n;
+			if (live[i])
+				hmap_clear_run(&h, keys[i]);
+		}
+		assert_int_equal(h.count, 0);
+		assert_int_equal(h.mask, mask);
+		for (uint64_t s = 0; s <= h.mask; s++)
+			assert_true(h.slot[s].key == HMAP_EMPTY);
+		/* and it works as a new map of that capacity */
+		hmap_init(&fresh, 2);
+		for (int i = 0; i < 64; i++) {
+			uint64_t k = next() % 8;
+			hmap_insert(&h, k, (uint64_t)i);
+			hmap_insert(&fresh, k, (uint64_t)i);
+		}
+		for (uint64_t k = 0; k < 8; k++) {
+			uint64_t a = hmap_first(&h, k), b = hmap_first(&fresh, k);
+			for (; a != HMAP_END; a = hmap_next(&h, k, a), b = hmap_next(&fresh, k, b)) {
+				assert_true(b != HMAP_END);
+				assert_int_equal(hmap_val(&h, a), hmap_val(&fresh, b));
+			}
+			assert_true(b == HMAP_END);
+		}
+		hmap_destroy(&h);
+		hmap_destroy(&fresh);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_multimap_matches_reference_under_random_ops),
-					    cmocka_unit_test(test_values_come_in_insertion_order) };
+					    cmocka_unit_test(test_values_come_in_insertion_order),
+					    cmocka_unit_test(test_clear_run_of_every_key_empties_the_map) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
