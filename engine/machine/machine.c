@@ -1372,22 +1372,34 @@ static void frame_release(struct pt_machine *m, uint32_t f);
  * only ever saves a lookup; frame_cached() checks what it holds), so a 2M or 1G folio costs
  * no cache write per page.
  */
+/* The frames of pages pfn, pfn + 1, ... that one chunk holds: slots [*lo, return) of chunk c
+ * (the first page's), for n pages from pfn. */
+static inline unsigned chunk_span(uint64_t pfn, unsigned n, unsigned *lo)
+{
+	*lo = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+	return n < FCHUNK_FRAMES - *lo ? *lo + n : FCHUNK_FRAMES;
+}
+
+/* The frame of slot k of chunk c (page pfn), made if there is none. */
+static inline uint32_t chunk_slot_frame(struct pt_machine *m, struct frame_chunk *c, unsigned k, uint64_t pfn)
+{
+	if (c->idx[k] == PT_NO_FRAME) {
+		struct pt_frame f = { .pfn = pfn };
+		VEC_PUSH(m->frames, f);
+		c->idx[k] = m->frames.n - 1;
+	}
+	return c->idx[k];
+}
+
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
 {
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
-		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
-		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
-		for (unsigned k = lo; k < hi; k++, i++) {
-			if (c->idx[k] == PT_NO_FRAME) {
-				struct pt_frame f = { .pfn = pfn + i };
-				VEC_PUSH(m->frames, f);
-				c->idx[k] = m->frames.n - 1;
-			}
-			fn(m, c->idx[k], ctx);
-		}
+		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
+		for (unsigned k = lo; k < hi; k++, i++)
+			fn(m, chunk_slot_frame(m, c, k, pfn + i), ctx);
 	}
 }
 
@@ -1502,15 +1514,9 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 	void (*hook)(void *, struct pt_machine *, uint32_t) = m->obs ? m->obs->frame_free : NULL;
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
-		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
-		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
+		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
-			if (c->idx[k] == PT_NO_FRAME) {
-				struct pt_frame nf = { .pfn = pfn + i };
-				VEC_PUSH(m->frames, nf);
-				c->idx[k] = m->frames.n - 1;
-			}
-			uint32_t f = c->idx[k];
+			uint32_t f = chunk_slot_frame(m, c, k, pfn + i);
 			if (hook)
 				hook(m->obs_ctx, m, f);
 			struct pt_frame *fr = &m->frames.v[f];
