@@ -1118,6 +1118,14 @@ static bool lazily_cleared(const struct pt_machine *m, uint32_t f, unsigned idx,
 	return !pt_desc_valid(pt_machine_entry_latest(m, f, idx)) && lazily_flushed(m, va, pt_level_size(level));
 }
 
+/* Pending store i of cpu k: its table frame, entry and value, and the entry's VA (found: known). */
+static uint64_t pending_entry(struct pt_checker *c, const struct pt_machine *m, unsigned k, uint32_t i, uint32_t *f,
+			      unsigned *idx, uint64_t *val, bool *found)
+{
+	pt_machine_pending(m, k, i, f, idx, val);
+	return entry_va(c, *f, *idx, found);
+}
+
 /* I1: the report of free_store_pending(), for pending store i of cpu k.  True if it reported
  * (not for a leaf of the linear map). */
 static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, struct pt_machine *m, uint32_t f,
@@ -1128,10 +1136,9 @@ static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, st
 	uint32_t pf;
 	unsigned idx;
 	uint64_t val;
-	pt_machine_pending(m, k, i, &pf, &idx, &val);
-	const struct pt_frame *pfr = pt_machine_frame(m, pf);
 	bool found;
-	uint64_t va = entry_va(c, pf, idx, &found);
+	uint64_t va = pending_entry(c, m, k, i, &pf, &idx, &val, &found);
+	const struct pt_frame *pfr = pt_machine_frame(m, pf);
 	if (found && !pt_desc_is_table(val, pfr->level) && va >= pt_machine_kernel_base(m) && va < PT_LINEAR_MAP_END)
 		return false;	/* the linear map aliases all of RAM, allocated or free */
 	report(c, PT_I1, cpu, "freed-store-pending", RULE_FREE, va, pa, val, 0, NULL,
@@ -1840,10 +1847,9 @@ static void purge_area(struct pt_checker *c, unsigned cpu, uint64_t a, uint64_t 
 			uint32_t f;
 			unsigned idx;
 			uint64_t val;
-			pt_machine_pending(m, k, i, &f, &idx, &val);
-			const struct pt_frame *fr = pt_machine_frame(m, f);
 			bool found;
-			uint64_t va = entry_va(c, f, idx, &found);
+			uint64_t va = pending_entry(c, m, k, i, &f, &idx, &val, &found);
+			const struct pt_frame *fr = pt_machine_frame(m, f);
 			if (fr->state != PT_FS_TABLE || !fr->level_known || !found || !kernel_va(m, va) || va >= e ||
 			    va + pt_level_size(fr->level) <= a)
 				continue;

@@ -997,55 +997,8 @@ static inline uint64_t range_last(uint64_t va, uint64_t size)
 	return last < va ? UINT64_MAX : last;
 }
 
-/* Does TLBI t (issued on cpu) cover a cache entry with this tag, VA range and level? */
-static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, uint64_t va, uint64_t size,
-			 unsigned level, bool walk)
-{
-	unsigned op = tlbi_base(t->op);
-	if (walk && tlbi_last_level(op))
-		return false;	/* "last level": walk-cache entries survive (D8.17.3) */
-	if (op == PT_TLBI_ASIDE1IS)
-		return !global && asid == t->asid;	/* global leaves survive ASIDE1IS */
-	if (!tlbi_all_asids(op) && !global && asid != t->asid)
-		return false;
-	/* by last addresses: an entry or a range may end at the top of the VA space (va + size = 2^64) */
-	if (t->size && (va + (size - 1) < t->va || va > range_last(t->va, t->size)))
-		return false;
-	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h).  It names
-	 * the level of the leaf, and "the TTL field is only valid for the leaf entry" (tlb_get_level()
-	 * in arch/arm64/include/asm/tlb.h passes TLBI_TTL_UNKNOWN whenever tables were freed): a
-	 * hinted TLBI guarantees the removal of leaf entries at its level only, never of walk-cache
-	 * entries (oracle-semantics.md, TTL) */
-	if (t->ttl)
-		return !walk && level == t->ttl;
-	return true;
-}
-
-/* A stale walk entry is removed by a TLBI that does not remove every leaf cached through it:
- * those it leaves (outside its VA range, or of another level than its TTL hint) stay cached. */
-static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pend_tlbi *t, uint64_t mask)
-{
-	const struct pt_pos pp = m->pos.v[p];
-	const struct pt_frame *fr = &m->frames.v[pp.frame];
-	if (!fr->level_known || !fr->tbl)
-		return;
-	uint64_t size = pt_level_size(fr->level);
-	/* in index order, the entries stored to only: the others are zero */
-	for (unsigned i = next_stored(fr->tbl, 0); i < PT_PTRS; i = next_stored(fr->tbl, i + 1)) {
-		uint64_t d = fr->tbl->visible[i];
-		if (!pt_desc_is_leaf(d, fr->level))
-			continue;
-		uint64_t va = pp.va + i * size;
-		bool global = pp.global || !(d & PT_DESC_NG);
-		/* a block is removed whole by a TLBI whose VA falls anywhere inside it */
-		if (tlbi_matches(t, global, pp.asid, va, size, fr->level, false))
-			continue;
-		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op);
-	}
-}
-
-/* tlbi_matches() of leaf entries (walk false), with what depends on the TLBI alone worked out
- * once: a range TLBI's completion asks it of every stale fact. */
+/* What a TLBI matches among leaf entries, with what depends on the TLBI alone worked out once:
+ * a range TLBI's completion asks it of every stale fact. */
 struct tlbi_leaf_match {
 	uint64_t seq;		/* the TLBI's */
 	uint64_t va, last;	/* its VA range, last VA included (any VA: all_vas) */
@@ -1074,9 +1027,51 @@ static inline bool tlbi_leaf_matches(const struct tlbi_leaf_match *lm, bool glob
 		return !global && asid == lm->asid;
 	if (!lm->all_asids && !global && asid != lm->asid)
 		return false;
+	/* by last addresses: an entry or a range may end at the top of the VA space (va + size = 2^64) */
 	if (!lm->all_vas && (va + (size - 1) < lm->va || va > lm->last))
 		return false;
+	/* TTL hint: "if the level is wrong, no invalidation may take place" (tlbflush.h).  It names
+	 * the level of the leaf, and "the TTL field is only valid for the leaf entry" (tlb_get_level()
+	 * in arch/arm64/include/asm/tlb.h passes TLBI_TTL_UNKNOWN whenever tables were freed): a
+	 * hinted TLBI guarantees the removal of leaf entries at its level only, never of walk-cache
+	 * entries (oracle-semantics.md, TTL) */
 	return !lm->ttl || level == lm->ttl;
+}
+
+/* Does TLBI t remove the entry for (asid|global, [va, va + size)) at level: a leaf (TLB) entry, or
+ * a walk-cache entry (walk)? */
+static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, uint64_t va, uint64_t size,
+			 unsigned level, bool walk)
+{
+	/* "last level": walk-cache entries survive (D8.17.3); a TTL hint guarantees leaves only */
+	if (walk && (tlbi_last_level(tlbi_base(t->op)) || t->ttl))
+		return false;
+	struct tlbi_leaf_match lm;
+	tlbi_leaf_match_init(&lm, t);
+	return tlbi_leaf_matches(&lm, global, asid, va, size, level);
+}
+
+/* A stale walk entry is removed by a TLBI that does not remove every leaf cached through it:
+ * those it leaves (outside its VA range, or of another level than its TTL hint) stay cached. */
+static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pend_tlbi *t, uint64_t mask)
+{
+	const struct pt_pos pp = m->pos.v[p];
+	const struct pt_frame *fr = &m->frames.v[pp.frame];
+	if (!fr->level_known || !fr->tbl)
+		return;
+	uint64_t size = pt_level_size(fr->level);
+	/* in index order, the entries stored to only: the others are zero */
+	for (unsigned i = next_stored(fr->tbl, 0); i < PT_PTRS; i = next_stored(fr->tbl, i + 1)) {
+		uint64_t d = fr->tbl->visible[i];
+		if (!pt_desc_is_leaf(d, fr->level))
+			continue;
+		uint64_t va = pp.va + i * size;
+		bool global = pp.global || !(d & PT_DESC_NG);
+		/* a block is removed whole by a TLBI whose VA falls anywhere inside it */
+		if (tlbi_matches(t, global, pp.asid, va, size, fr->level, false))
+			continue;
+		fact_add(m, va, fr->level, d, pp.global, pp.asid, mask, pp.since, pp.seq, pp.by_cpu, pp.op);
+	}
 }
 
 /* A TLBI of `clear`'s CPUs reaching fact i: whether it removes the fact (from the last CPU
