@@ -166,10 +166,83 @@ static void test_clear_run_of_every_key_empties_the_map(void **state)
 	}
 }
 
+/*
+ * hmap_remap() gives every key the values, in the order, that hmap_remove() of each pair it drops
+ * and hmap_replace() of each it renames give (the machine's range TLBI removes its stale facts
+ * so): on maps of few keys with long, wrapping chains, and of many keys in short runs.
+ */
+static void test_remap_matches_remove_and_replace(void **state)
+{
+	(void)state;
+	static uint64_t keys[N];
+	static uint32_t map[N];
+	for (int trial = 0; trial < 60; trial++) {
+		struct hmap a, b;
+		hmap_init(&a, 2);
+		hmap_init(&b, 2);
+		int n = 1 + (int)(next() % N);
+		uint64_t nkeys = trial % 3 == 0 ? 8 : trial % 3 == 1 ? 64 : UINT32_MAX;
+		for (int i = 0; i < n; i++) {
+			keys[i] = next() % nkeys;
+			hmap_insert(&a, keys[i], (uint64_t)i);
+			hmap_insert(&b, keys[i], (uint64_t)i);
+		}
+		/* drop some, rename the others to distinct new values (a permutation of 0..n-1) */
+		unsigned drop = (unsigned)(next() % 4);
+		for (int i = 0; i < n; i++)
+			map[i] = (uint32_t)i;
+		for (int i = n - 1; i > 0; i--) {
+			int j = (int)(next() % (uint64_t)(i + 1));
+			uint32_t t = map[i];
+			map[i] = map[j];
+			map[j] = t;
+		}
+		for (int i = 0; i < n; i++)
+			if (next() % 4 < drop)
+				map[i] = HMAP_REMAP_DEL;
+		/* one by one: the renamed values go through values no pair holds (n and up) */
+		for (int i = 0; i < n; i++) {
+			if (map[i] == HMAP_REMAP_DEL)
+				assert_true(hmap_remove(&b, keys[i], (uint64_t)i));
+			else
+				assert_true(hmap_replace(&b, keys[i], (uint64_t)i, (uint64_t)n + map[i]));
+		}
+		for (int i = 0; i < n; i++)
+			if (map[i] != HMAP_REMAP_DEL)
+				assert_true(hmap_replace(&b, keys[i], (uint64_t)n + map[i], map[i]));
+		hmap_remap(&a, map);
+		assert_int_equal(a.count, b.count);
+		for (int i = 0; i < n; i++) {
+			uint64_t k = keys[i];
+			uint64_t x = hmap_first(&a, k), y = hmap_first(&b, k);
+			for (; x != HMAP_END; x = hmap_next(&a, k, x), y = hmap_next(&b, k, y)) {
+				assert_true(y != HMAP_END);
+				assert_int_equal(hmap_val(&a, x), hmap_val(&b, y));
+			}
+			assert_true(y == HMAP_END);
+		}
+		/* and the map goes on as one that never was remapped */
+		for (int i = 0; i < 64; i++) {
+			uint64_t k = next() % nkeys, v = (uint64_t)N + (uint64_t)i;
+			hmap_insert(&a, k, v);
+			hmap_insert(&b, k, v);
+			uint64_t x = hmap_first(&a, k), y = hmap_first(&b, k);
+			for (; x != HMAP_END; x = hmap_next(&a, k, x), y = hmap_next(&b, k, y)) {
+				assert_true(y != HMAP_END);
+				assert_int_equal(hmap_val(&a, x), hmap_val(&b, y));
+			}
+			assert_true(y == HMAP_END);
+		}
+		hmap_destroy(&a);
+		hmap_destroy(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = { cmocka_unit_test(test_multimap_matches_reference_under_random_ops),
 					    cmocka_unit_test(test_values_come_in_insertion_order),
-					    cmocka_unit_test(test_clear_run_of_every_key_empties_the_map) };
+					    cmocka_unit_test(test_clear_run_of_every_key_empties_the_map),
+					    cmocka_unit_test(test_remap_matches_remove_and_replace) };
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,3 +112,45 @@ void hmap_clear_run(struct hmap *h, uint64_t key)
 		h->count--;
 	}
 }
+
+/*
+ * In probe order from an empty slot once around, as hmap_grow() reinserts: a pair that stays goes
+ * to the first empty slot from its home, which is where reinserting the pairs in that order would
+ * put it, so a key's values keep their order.  Its home lies between that empty slot and it (its
+ * chain did not cross an empty slot), so the probe meets only slots already done.  Where nothing
+ * went since the last empty slot, the run before a pair is full and it stays where it is.
+ */
+void hmap_remap(struct hmap *h, const uint32_t *map)
+{
+	uint64_t start = 0;
+	while (h->slot[start].key != HMAP_EMPTY)
+		start++;
+	bool hole = false;	/* a slot emptied since the last empty one */
+	for (uint64_t n = 1; n <= h->mask; n++) {
+		uint64_t j = (start + n) & h->mask;
+		struct hmap_slot *s = &h->slot[j];
+		if (s->key == HMAP_EMPTY) {
+			hole = false;
+			continue;
+		}
+		uint32_t v = map[s->val];
+		if (v == HMAP_REMAP_DEL) {
+			s->key = HMAP_EMPTY;
+			s->val = HMAP_EMPTY;
+			h->count--;
+			hole = true;
+			continue;
+		}
+		s->val = v;
+		if (!hole)
+			continue;
+		uint64_t i = hmap_mix(s->key) & h->mask;
+		while (i != j && h->slot[i].key != HMAP_EMPTY)
+			i = (i + 1) & h->mask;
+		if (i != j) {
+			h->slot[i] = *s;
+			s->key = HMAP_EMPTY;
+			s->val = HMAP_EMPTY;
+		}
+	}
+}

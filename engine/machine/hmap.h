@@ -49,6 +49,14 @@ bool hmap_del(struct hmap *h, uint64_t key);
  * empties the rest of the run of full slots it starts in.  The cost is what the map holds.
  */
 void hmap_clear_run(struct hmap *h, uint64_t key);
+#define HMAP_REMAP_DEL UINT32_MAX
+/*!
+ * hmap_remap() : every pair's value v (each one below the length of map) becomes map[v], or the
+ * pair goes if map[v] is HMAP_REMAP_DEL.  A key's remaining values keep their order, as after
+ * hmap_remove() of each pair that goes and hmap_replace() of each renamed one, in one pass over
+ * the slots: for many removals at once, each of which would shift a chain back on its own.
+ */
+void hmap_remap(struct hmap *h, const uint32_t *map);
 
 /* The parts of the operations below that are not inline (hmap.c): the machine's per-event
  * inserts, removals and lookups are inline, without a call's cost, and the rare growth and

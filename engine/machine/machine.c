@@ -1085,6 +1085,83 @@ static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match 
 	return !f->cpumask;
 }
 
+/* Facts removed by one TLBI from which the fact indexes are cleared in one pass (hmap_remap())
+ * rather than pair by pair: with at least one per this many of an index's slots */
+#define FACTS_REMAP_RATIO 16u
+
+/*
+ * A TLBI's facts go, out of facts[] and of the indexes: each fact is judged once (whether it goes
+ * depends on it alone) and facts[] is compacted as fact_del() of each fact going in index order
+ * would leave it, except that the facts at the end that go are popped rather than moved into
+ * a slot to be judged again (a range TLBI's facts are mostly the newest).  map[] is that
+ * compaction: a fact's new index, or HMAP_REMAP_DEL.  The indexes keep each key's values in
+ * order either way, and facts[] moves last, so the keys of the facts that go are still there.
+ */
+static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
+{
+	uint32_t n = m->facts.n, gone = 0, stack_map[512];
+	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
+	if (!map)
+		abort();
+	for (uint32_t i = 0; i < n; i++) {
+		if (tlbi_clears_fact(m, lm, clear, i)) {
+			map[i] = HMAP_REMAP_DEL;
+			gone++;
+		} else {
+			map[i] = i;
+		}
+	}
+	if (!gone)
+		goto out;
+	/* fact_del() of each fact that goes, in index order, the last ones popped */
+	uint32_t last = n;
+	for (uint32_t i = 0; i < last; i++) {
+		if (map[i] != HMAP_REMAP_DEL)
+			continue;
+		do
+			last--;
+		while (last > i && map[last] == HMAP_REMAP_DEL);
+		if (last == i)
+			break;
+		map[last] = i;
+	}
+	if (gone * FACTS_REMAP_RATIO > m->facts_by_va.mask) {
+		hmap_remap(&m->facts_by_va, map);
+		hmap_remap(&m->facts_by_oa, map);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		if (map[i] == HMAP_REMAP_DEL) {
+			if (gone * FACTS_REMAP_RATIO <= m->facts_by_va.mask) {
+				bool a = hmap_remove(&m->facts_by_va, va_key(f->va, f->level), i);
+				bool b = hmap_remove(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+				assert(a && b);
+				(void)a;
+				(void)b;
+			}
+			m->facts_gen++;
+			m->nfacts_at[f->level]--;
+			if (f->level >= 2)
+				m->nfacts_in[fact_region(f->va)]--;
+		} else if (map[i] != i && gone * FACTS_REMAP_RATIO <= m->facts_by_va.mask) {
+			hmap_replace(&m->facts_by_va, va_key(f->va, f->level), i, map[i]);
+			hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i, map[i]);
+		}
+	}
+	/* a fact moves from the end (last on) into the slot of one that goes */
+	for (uint32_t i = last; i < n; i++)
+		if (map[i] != HMAP_REMAP_DEL)
+			m->facts.v[map[i]] = m->facts.v[i];
+	m->facts.n = last;
+	if (!m->facts.n) {
+		m->facts_lo = UINT64_MAX;
+		m->facts_hi = 0;
+	}
+out:
+	if (map != stack_map)
+		free(map);
+}
+
 static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_tlbi *t)
 {
 	uint64_t clear = tlbi_is_local(t->op) ? 1ull << cpu : m->allmask;
@@ -1114,32 +1191,7 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 	} else {
 		struct tlbi_leaf_match lm;
 		tlbi_leaf_match_init(&lm, t);
-		for (uint32_t i = 0; i < m->facts.n; i++) {
-			if (!tlbi_clears_fact(m, &lm, clear, i))
-				continue;
-			/*
-			 * fact_del(m, i) would move the last fact here and look at it next: pop the
-			 * facts at the end this TLBI removes too (a range TLBI's facts are mostly the
-			 * newest), then move the first it keeps, already cleared, into slot i
-			 */
-			fact_unindex(m, i);
-			uint32_t last = m->facts.n - 1;
-			while (last > i && tlbi_clears_fact(m, &lm, clear, last)) {
-				fact_unindex(m, last);
-				last--;
-			}
-			m->facts.n = last;
-			if (last == i)
-				break;	/* slot i was the last one kept */
-			const struct pt_fact *l = &m->facts.v[last];
-			hmap_replace(&m->facts_by_va, va_key(l->va, l->level), last, i);
-			hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, l->desc), l->level), last, i);
-			m->facts.v[i] = *l;
-		}
-		if (!m->facts.n) {
-			m->facts_lo = UINT64_MAX;
-			m->facts_hi = 0;
-		}
+		tlbi_clear_facts(m, &lm, clear);
 	}
 
 	/* walk-cache entries */
