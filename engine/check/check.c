@@ -212,13 +212,18 @@ struct pt_checker {
 	uint64_t snap_lo, snap_hi;
 	uint32_t *open_ops;		/* ids of the operations begun and not yet returned */
 	unsigned nopen, capopen;
-	/* what a free of a large folio (one page_free event) can skip for all its pages at once:
-	 * no store pending into it, no stale fact of it, no leaf mapping it */
+	/* what a free of a large folio (one page_free event), or a run of page_free events, can skip
+	 * for all its pages at once: no store pending into [lo, hi), no stale fact of it, no leaf
+	 * mapping it */
 	struct free_memo {
 		bool valid;
-		uint64_t event;		/* pt_machine_event_index() of the page_free */
-		bool pending, facts, leaves;	/* false: none anywhere in the folio */
+		uint64_t event;		/* pt_machine_event_index() of the page_free that used it last */
+		uint64_t lo, hi;	/* the PAs it answers for */
+		uint64_t facts_gen;	/* pt_machine_facts_gen() when it was made */
+		bool pending, facts, leaves;	/* false: none anywhere in [lo, hi) */
 	} free_memo;
+	/* the last page_free of fewer than 16 pages: its event and the PA after its pages */
+	uint64_t free_run_event, free_run_next;
 	/* whether a stale fact overlaps the VAs of a table that stores went to last ([lo, hi]), for the
 	 * stores of a run to it (facts_none_near()) */
 	struct facts_memo {
@@ -1278,18 +1283,18 @@ static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_
 }
 
 /*
- * For a page_free of 16 pages or more: what free_store_pending(), free_page_tlb_cached() and
- * free_page_mapped() could find in any of its pages, asked once for the whole range (each a
+ * For the pages [lo, hi) of a page_free: what free_store_pending(), free_page_tlb_cached() and
+ * free_page_mapped() could find in any of them, asked once for the whole range (each a
  * superset of what they look for; false means none of them finds anything).  Freeing the
- * folio's frames one by one changes none of it: a frame's release only drops leaves.
+ * frames one by one changes none of it: a frame's release only drops leaves, positions and
+ * the levels of frames, so the answer holds through the page_free events that follow each
+ * other with no other event between.
  */
-static __attribute__((noinline)) const struct free_memo *folio_free_memo_make(struct pt_checker *c,
-									     struct pt_machine *m,
-									     const struct pt_event *ev)
+static __attribute__((noinline)) const struct free_memo *free_memo_make(struct pt_checker *c, struct pt_machine *m,
+									uint64_t lo, uint64_t hi)
 {
 	struct free_memo *fm = &c->free_memo;
-	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1), hi = lo + (1ull << (PT_PAGE_SHIFT + ev->order));
-	*fm = (struct free_memo){ true, pt_machine_event_index(m), false, false, false };
+	*fm = (struct free_memo){ true, pt_machine_event_index(m), lo, hi, pt_machine_facts_gen(m), false, false, false };
 	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
 		for (uint32_t i = 0; i < pt_machine_npending(m, k) && !fm->pending; i++) {
 			uint32_t pf;
@@ -1310,15 +1315,43 @@ static __attribute__((noinline)) const struct free_memo *folio_free_memo_make(st
 	return fm;
 }
 
+/*
+ * A page_free of fewer than 16 pages: the memo of the page_free just before, if it covers these
+ * pages; else, if that one freed the pages just below, a memo of these pages to the end of their
+ * 2 MiB (munmap() of a split THP frees its pages one by one, in order).
+ */
+static inline const struct free_memo *page_run_memo(struct pt_checker *c, struct pt_machine *m,
+						    const struct pt_event *ev)
+{
+	struct free_memo *fm = &c->free_memo;
+	uint64_t e = pt_machine_event_index(m);
+	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1), hi = lo + (1ull << (PT_PAGE_SHIFT + ev->order));
+	bool run = c->free_run_event + 1 == e && c->free_run_next == lo;
+	c->free_run_event = e;
+	c->free_run_next = hi;
+	if (fm->valid && fm->event + 1 == e && fm->facts_gen == pt_machine_facts_gen(m) && fm->lo <= lo &&
+	    hi <= fm->hi && hi > lo) {
+		fm->event = e;
+		return fm;
+	}
+	if (!run || hi <= lo)
+		return NULL;
+	uint64_t end = (lo | (pt_level_size(2) - 1)) + 1;
+	return free_memo_make(c, m, lo, end > hi ? end : hi);
+}
+
 static inline const struct free_memo *folio_free_memo(struct pt_checker *c, struct pt_machine *m)
 {
 	const struct pt_event *ev = pt_machine_current_event(m);
-	if (!ev || ev->kind != PT_EV_PAGE_FREE || ev->order < 4)
+	if (!ev || ev->kind != PT_EV_PAGE_FREE)
 		return NULL;
 	struct free_memo *fm = &c->free_memo;
 	if (fm->valid && fm->event == pt_machine_event_index(m))
 		return fm;
-	return folio_free_memo_make(c, m, ev);
+	if (ev->order < 4)
+		return page_run_memo(c, m, ev);
+	uint64_t lo = ev->pa & ~((1ull << PT_PAGE_SHIFT) - 1);
+	return free_memo_make(c, m, lo, lo + (1ull << (PT_PAGE_SHIFT + ev->order)));
 }
 
 static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)

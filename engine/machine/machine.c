@@ -1090,12 +1090,12 @@ static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match 
 #define FACTS_REMAP_RATIO 16u
 
 /*
- * A TLBI's facts go, out of facts[] and of the indexes: each fact is judged once (whether it goes
- * depends on it alone) and facts[] is compacted as fact_del() of each fact going in index order
- * would leave it, except that the facts at the end that go are popped rather than moved into
- * a slot to be judged again (a range TLBI's facts are mostly the newest).  map[] is that
- * compaction: a fact's new index, or HMAP_REMAP_DEL.  The indexes keep each key's values in
- * order either way, and facts[] moves last, so the keys of the facts that go are still there.
+ * A TLBI's facts go, out of facts[] and of the indexes.  Each fact is judged once, in any order
+ * (whether it goes depends on it alone, and so does what the TLBI changes in it); facts[] is then
+ * compacted as the removal in index order always did it: the facts going at the end are popped,
+ * and the last one kept moves into the slot of a fact going.  map[] is that compaction: a fact's
+ * new index, or HMAP_REMAP_DEL.  The indexes keep each key's values in order either way, and
+ * facts[] moves last, so the keys of the facts that go are still there.
  */
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
@@ -1125,14 +1125,15 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 			break;
 		map[last] = i;
 	}
-	if (gone * FACTS_REMAP_RATIO > m->facts_by_va.mask) {
+	bool bulk = gone * FACTS_REMAP_RATIO > m->facts_by_va.mask;
+	if (bulk) {
 		hmap_remap(&m->facts_by_va, map);
 		hmap_remap(&m->facts_by_oa, map);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		if (map[i] == HMAP_REMAP_DEL) {
-			if (gone * FACTS_REMAP_RATIO <= m->facts_by_va.mask) {
+			if (!bulk) {
 				bool a = hmap_remove(&m->facts_by_va, va_key(f->va, f->level), i);
 				bool b = hmap_remove(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
 				assert(a && b);
@@ -1143,7 +1144,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 			m->nfacts_at[f->level]--;
 			if (f->level >= 2)
 				m->nfacts_in[fact_region(f->va)]--;
-		} else if (map[i] != i && gone * FACTS_REMAP_RATIO <= m->facts_by_va.mask) {
+		} else if (map[i] != i && !bulk) {
 			hmap_replace(&m->facts_by_va, va_key(f->va, f->level), i, map[i]);
 			hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i, map[i]);
 		}
