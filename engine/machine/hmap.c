@@ -120,37 +120,43 @@ void hmap_clear_run(struct hmap *h, uint64_t key)
  * chain did not cross an empty slot), so the probe meets only slots already done.  Where nothing
  * went since the last empty slot, the run before a pair is full and it stays where it is.
  */
+static inline void remap_slot(struct hmap *h, const uint32_t *map, uint64_t j, bool *hole)
+{
+	struct hmap_slot *s = &h->slot[j];
+	if (s->key == HMAP_EMPTY) {
+		*hole = false;
+		return;
+	}
+	uint32_t v = map[s->val];
+	if (v == HMAP_REMAP_DEL) {
+		s->key = HMAP_EMPTY;
+		s->val = HMAP_EMPTY;
+		h->count--;
+		*hole = true;
+		return;
+	}
+	s->val = v;
+	if (!*hole)
+		return;
+	uint64_t i = hmap_mix(s->key) & h->mask;
+	while (i != j && h->slot[i].key != HMAP_EMPTY)
+		i = (i + 1) & h->mask;
+	if (i != j) {
+		h->slot[i] = *s;
+		s->key = HMAP_EMPTY;
+		s->val = HMAP_EMPTY;
+	}
+}
+
 void hmap_remap(struct hmap *h, const uint32_t *map)
 {
 	uint64_t start = 0;
 	while (h->slot[start].key != HMAP_EMPTY)
 		start++;
 	bool hole = false;	/* a slot emptied since the last empty one */
-	for (uint64_t n = 1; n <= h->mask; n++) {
-		uint64_t j = (start + n) & h->mask;
-		struct hmap_slot *s = &h->slot[j];
-		if (s->key == HMAP_EMPTY) {
-			hole = false;
-			continue;
-		}
-		uint32_t v = map[s->val];
-		if (v == HMAP_REMAP_DEL) {
-			s->key = HMAP_EMPTY;
-			s->val = HMAP_EMPTY;
-			h->count--;
-			hole = true;
-			continue;
-		}
-		s->val = v;
-		if (!hole)
-			continue;
-		uint64_t i = hmap_mix(s->key) & h->mask;
-		while (i != j && h->slot[i].key != HMAP_EMPTY)
-			i = (i + 1) & h->mask;
-		if (i != j) {
-			h->slot[i] = *s;
-			s->key = HMAP_EMPTY;
-			s->val = HMAP_EMPTY;
-		}
-	}
+	/* (start + 1 .. the last slot, then 0 .. start - 1: no wrap-around per slot) */
+	for (uint64_t j = start + 1; j <= h->mask; j++)
+		remap_slot(h, map, j, &hole);
+	for (uint64_t j = 0; j < start; j++)
+		remap_slot(h, map, j, &hole);
 }
