@@ -1354,12 +1354,12 @@ static inline const struct free_memo *folio_free_memo(struct pt_checker *c, stru
 	return free_memo_make(c, m, lo, lo + (1ull << (PT_PAGE_SHIFT + ev->order)));
 }
 
-static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
+/* on_frame_free() of a frame that the memo fm (NULL: none) does not tell apart */
+static __attribute__((noinline)) void frame_free_judge(struct pt_checker *c, struct pt_machine *m, uint32_t f,
+						       const struct free_memo *fm)
 {
-	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	unsigned cpu = cur_cpu(c);
-	const struct free_memo *fm = folio_free_memo(c, m);
 
 	if ((!fm || fm->pending) && free_store_pending(c, m, f, cpu))
 		return;
@@ -1374,6 +1374,17 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 		return;
 	if (!fm || fm->leaves)
 		free_page_mapped(c, m, f, cpu);
+}
+
+static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
+{
+	struct pt_checker *c = ctx;
+	const struct free_memo *fm = folio_free_memo(c, m);
+	/* a page of a free whose memo finds nothing (a table is judged whatever it says): most
+	 * frees, out of a call that has the checks' cost */
+	if (fm && !(fm->pending | fm->facts | fm->leaves) && pt_machine_frame(m, f)->state != PT_FS_TABLE)
+		return;
+	frame_free_judge(c, m, f, fm);
 }
 
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
