@@ -801,8 +801,9 @@ static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
 	*last = n;
 }
 
-/* Take the first node of val out of the rmap list whose last node *last names; false if none. */
-static bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
+/* Take the first node of val out of the rmap list whose last node *last names; false if none.
+ * (Inline into rmap_del(), as that is into its callers.) */
+static inline bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
 {
 	struct rmap_node *nd = m->rmap_nodes.v;
 	if (*last == NO_RMAP)
