@@ -193,6 +193,15 @@ struct cont_memo {
 	uint64_t e[PT_CONT_PTES];
 };
 
+/* Where a table translates, in one pass over its positions (or, for a table not walkable yet,
+ * where it hangs in program order). */
+struct tinfo {
+	bool found;		/* it has a position: walkable now or through a walk-cache entry */
+	bool kernel, user;	/* positions in the kernel's / a user address space */
+	uint16_t asid;		/* the user ASID */
+	uint64_t va;		/* the first VA it translates */
+};
+
 struct pt_checker {
 	struct pt_machine *m;
 	struct cont_memo memo;
@@ -235,6 +244,19 @@ struct pt_checker {
 		uint16_t asid;
 		int8_t level;
 	} lock_memo;
+	/*
+	 * The run of stores pt_machine_write_run() is making (on_pt_store_run()): what the hooks of
+	 * each of its stores would find the same, found once.  Store k of the run is the one made
+	 * while pt_machine_latest_gen() is gen + k: each store bumps it once, nothing else does
+	 * during the run, and it never goes back, so no store outside the run matches (n = 0: none).
+	 */
+	struct store_run {
+		uint64_t gen;
+		uint32_t frame;
+		unsigned idx, n;
+		unsigned cpu, level;
+		struct tinfo ti;	/* table_info() of the frame */
+	} run;
 };
 
 /* ---- reporting ---- */
@@ -578,15 +600,6 @@ static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *f
 	return pt_machine_pos(c->m, p)->va + idx * pt_level_size(fr->level);
 }
 
-/* Where a table translates, in one pass over its positions (or, for a table not walkable yet,
- * where it hangs in program order). */
-struct tinfo {
-	bool found;		/* it has a position: walkable now or through a walk-cache entry */
-	bool kernel, user;	/* positions in the kernel's / a user address space */
-	uint16_t asid;		/* the user ASID */
-	uint64_t va;		/* the first VA it translates */
-};
-
 static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 {
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
@@ -813,34 +826,69 @@ static __attribute__((noinline)) void kernel_leaf_store(struct pt_checker *c, st
 	}
 }
 
-static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n, unsigned cpu)
 {
 	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
-	if (!fr->level_known)
+	struct store_run *r = &c->run;
+	/* a table of unknown level: its stores' hooks return at once anyway */
+	r->n = fr->level_known ? n : 0;
+	if (!r->n)
 		return;
-	unsigned cpu = cur_cpu(c);
-	unsigned level = fr->level;
-	struct tinfo ti;
-	table_info(c, f, &ti);
-	/* the entry's VA (ti.va + idx * size) and PA are worked out only where a check needs them */
+	r->gen = pt_machine_latest_gen(m);
+	r->frame = f;
+	r->idx = idx;
+	r->cpu = cpu;
+	r->level = (unsigned)fr->level;
+	table_info(c, f, &r->ti);
+}
+
+/* The run the store to entry (f, idx) made while pt_machine_latest_gen() was gen belongs to, or
+ * NULL. */
+static inline const struct store_run *store_run_of(const struct pt_checker *c, uint32_t f, unsigned idx,
+						   uint64_t gen)
+{
+	const struct store_run *r = &c->run;
+	return f == r->frame && idx - r->idx < r->n && gen - r->gen == idx - r->idx ? r : NULL;
+}
+
+static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	struct pt_checker *c = ctx;
+	const struct store_run *r = store_run_of(c, f, idx, pt_machine_latest_gen(m));
+	struct tinfo own;
+	const struct tinfo *ti = &own;
+	unsigned cpu, level;
+	if (r) {
+		cpu = r->cpu;
+		level = r->level;
+		ti = &r->ti;
+	} else {
+		const struct pt_frame *fr = pt_machine_frame(m, f);
+		if (!fr->level_known)
+			return;
+		cpu = cur_cpu(c);
+		level = fr->level;
+		table_info(c, f, &own);
+	}
+	/* the entry's VA (ti->va + idx * size) and PA are worked out only where a check needs them */
 
 	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new)
-		check_live_change(c, m, cpu, f, idx, old, new, &ti);
-	if (pt_desc_valid(new) && ti.found)
-		check_make(c, m, cpu, f, idx, level, old, new, &ti);
-	if (pt_desc_is_leaf(new, level) && ti.kernel)
-		kernel_leaf_store(c, m, cpu, ti.va + idx * pt_level_size(level), level, old, new);
+		check_live_change(c, m, cpu, f, idx, old, new, ti);
+	if (pt_desc_valid(new) && ti->found)
+		check_make(c, m, cpu, f, idx, level, old, new, ti);
+	if (pt_desc_is_leaf(new, level) && ti->kernel)
+		kernel_leaf_store(c, m, cpu, ti->va + idx * pt_level_size(level), level, old, new);
 	/* a table without a position (being filled before it is hooked) needs no lock (check_lock())
 	 * and is no unmap's */
-	if (!ti.found)
+	if (!ti->found)
 		return;
 
 	/* I12 */
-	check_lock(c, cpu, f, idx, level, old, new, &ti);
+	check_lock(c, cpu, f, idx, level, old, new, ti);
 
 	/* I8: what an unmap removes outside its range */
-	unmap_store(c, cpu, &ti, old, ti.va + idx * pt_level_size(level), level);
+	unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -1899,6 +1947,7 @@ static void on_lock(void *ctx, struct pt_machine *m, const struct pt_event *ev, 
 static const struct pt_observer checker_observer = {
 	.pt_store = on_pt_store,
 	.pt_stored = on_pt_stored,
+	.pt_store_run = on_pt_store_run,
 	.leaf_live = on_leaf_live,
 	.table_live = on_table_live,
 	.frame_free = on_frame_free,
@@ -1959,6 +2008,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->lock_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
 	c->facts_memo.valid = false;
+	c->run.n = 0;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
 	pt_machine_set_observer(c->m, &checker_observer, c);

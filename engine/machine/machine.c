@@ -2163,6 +2163,8 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	struct pt_table *t = fr->tbl;
 	const struct pt_observer *obs = m->obs;
 	VEC_RESERVE(c->stores, n);
+	if (obs && obs->pt_store_run)
+		obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu);
 	for (unsigned i = 0; i < n; i++) {
 		ev.pa = pa + 8ull * i;
 		ev.val = vals[i];

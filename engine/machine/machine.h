@@ -164,6 +164,12 @@ struct pt_observer {
 	/* after a pt_write is applied to the latest (program-order) tables */
 	void (*pt_stored)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
 			  uint64_t new);
+	/* pt_machine_write_run() is about to make n pt_writes of cpu to entries idx..idx+n-1 of
+	 * table frame, none a table descriptor: called once, before the first one's pt_store.
+	 * Until the last one's pt_stored only the run's pt_store, pt_stored and step hooks come,
+	 * and no table's level, positions or program-order place change */
+	void (*pt_store_run)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, unsigned n,
+			     unsigned cpu);
 	/* a store became visible to walkers: (frame, idx) changed from old to new */
 	void (*pt_visible)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
 			   uint64_t new, unsigned by_cpu);
