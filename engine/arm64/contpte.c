@@ -107,11 +107,18 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 	uint64_t start_addr = ALIGN_DOWN(addr, CONT_PTE_SIZE);
 
 	pte = (pte & ~PT_DESC_OA_MASK) | ALIGN_DOWN(desc_pa(pte), CONT_PTE_SIZE);
-	for (unsigned i = 0; i < CONT_PTES; i++) {
-		if (!mm_step(mm, t))
-			break;
-		uint64_t ptent = __ptep_get_and_clear(mm, t, start_ptep + 8ull * i);
-		pte = pte_gather_ad(pte, ptent);
+	uint64_t old[CONT_PTES];
+	if (mm_step_clear_each_run(mm, t, start_ptep, old, CONT_PTES)) {
+		/* the (step, __ptep_get_and_clear()) loop below, as one run */
+		for (unsigned i = 0; i < CONT_PTES; i++)
+			pte = pte_gather_ad(pte, old[i]);
+	} else {
+		for (unsigned i = 0; i < CONT_PTES; i++) {
+			if (!mm_step(mm, t))
+				break;
+			uint64_t ptent = __ptep_get_and_clear(mm, t, start_ptep + 8ull * i);
+			pte = pte_gather_ad(pte, ptent);
+		}
 	}
 	/* the break must be complete on every CPU before the make (BBM) */
 	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, /*last_level=*/true, 3);

@@ -429,9 +429,18 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	}
 	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
 	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;
-	for (uint64_t i = 0; i < nr; i++) {
-		mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
-		ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	uint64_t run[PTRS_PER_PTE];
+	for (uint64_t i = 0; i < nr && nr <= PTRS_PER_PTE; i++)
+		run[i] = mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont;
+	if (nr <= PTRS_PER_PTE && mm_write_run(mm, t, ptep, run, (unsigned)nr)) {
+		/* the loop below as one run of stores: no other thread runs in between to see the
+		 * reference before the stores are all made */
+		ref_set_run(s, base, nr, page, ref_prot(v->prot));
+	} else {
+		for (uint64_t i = 0; i < nr; i++) {
+			mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
+			ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+		}
 	}
 	mm_unlock(mm, t, PT_LOCK_PTL, ptl);
 	return 0;

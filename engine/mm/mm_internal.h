@@ -303,9 +303,13 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t);
  */
 bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
 		       unsigned n);
+/*! mm_write_run() : the same for a loop of n mm_write() calls that takes no loop steps. */
+bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n);
 /*! mm_step_clear_run() : the same for __get_and_clear_full_ptes()'s loop: entry 0 read and
  * cleared, then n - 1 (mm_step(), read, clear) of the next ones; old[i] gets what entry i held. */
 bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
+/*! mm_step_clear_each_run() : the same for n (mm_step(), read, clear) of entries from entry_pa on. */
+bool mm_step_clear_each_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
 /*! mm_step_access_run() : the same for n (mm_step(), access of page va + 4K * i) pairs (a touch). */
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
 			unsigned n);
