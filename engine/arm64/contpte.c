@@ -230,6 +230,38 @@ void contpte_try_fold(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 	__contpte_try_fold(mm, t, s, addr, ptep, pte);
 }
 
+/*
+ * contpte_set_ptes()'s loop below as one run of stores: the entries each __set_ptes() of a
+ * 64K chunk stores, after a step per chunk, where no chunk's __set_pte_complete() emits
+ * barriers between them.  False (nothing done) where it cannot go as one run.
+ */
+static bool contpte_set_ptes_run(struct mm_model *mm, struct mm_thread *t, uint64_t addr, uint64_t ptep,
+				 uint64_t pte, unsigned nr)
+{
+	if (nr < 2 || nr > PTRS_PER_PTE)
+		return false;
+	uint64_t run[PTRS_PER_PTE], end = addr + ((uint64_t)nr << PAGE_SHIFT);
+	uint64_t pa = desc_pa(pte), prot = pte & ~PT_DESC_OA_MASK;
+	unsigned k = 0, chunks = 0;
+	do {
+		uint64_t next = pt_next_addr(addr, end, CONT_PTE_SIZE);
+		unsigned n = (unsigned)((next - addr) >> PAGE_SHIFT);
+		uint64_t e = pa | prot;
+		e = ((addr | next | pa) & ~CONT_PTE_MASK) == 0 ? pte_mkcont(e) : pte_mknoncont(e);
+		for (unsigned i = 0; i < n; i++) {
+			run[k++] = e;
+			if (e)
+				e = pte_advance_pa(e, 1);
+		}
+		if (pte_valid_not_user(e))
+			return false;	/* __set_pte_complete() of the chunk would queue barriers */
+		chunks++;
+		addr = next;
+		pa += (uint64_t)n << PAGE_SHIFT;
+	} while (addr != end);
+	return mm_write_run(mm, t, ptep, run, nr, /* steps= */chunks + nr);
+}
+
 void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
 		      uint64_t pte, unsigned nr)
 {
@@ -238,6 +270,8 @@ void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 		__set_ptes(mm, t, ptep, pte, nr);
 		return;
 	}
+	if (contpte_set_ptes_run(mm, t, addr, ptep, pte, nr))
+		return;
 	uint64_t end = addr + ((uint64_t)nr << PAGE_SHIFT);
 	uint64_t pa = desc_pa(pte);
 	uint64_t prot = pte & ~PT_DESC_OA_MASK;

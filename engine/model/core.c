@@ -339,9 +339,10 @@ bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_
 	return write_run(mm, t, entry_pa, vals, n, n);
 }
 
-bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n)
+bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
+		  unsigned steps)
 {
-	return write_run(mm, t, entry_pa, vals, n, 0);
+	return write_run(mm, t, entry_pa, vals, n, steps);
 }
 
 /* n (read, clear) pairs of the entries from entry_pa on, with `steps` loop steps among them */
@@ -372,6 +373,20 @@ bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_
 bool mm_step_clear_each_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n)
 {
 	return clear_run(mm, t, entry_pa, old, n, n);
+}
+
+void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order, unsigned n)
+{
+	if (!run_ok(mm, t, PT_SCHED_PAGE_FREE, PT_SCHED_NONE, n, 0)) {
+		for (unsigned i = 0; i < n; i++)
+			mm_free_pages(mm, t, pa + ((uint64_t)i << (PAGE_SHIFT + order)), order);
+		return;
+	}
+	struct pt_event ev = { .kind = PT_EV_PAGE_FREE, .cpu = (uint16_t)t->cpu, .pa = pa, .order = (uint8_t)order };
+	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);
+	/* no other thread ran in between to allocate: the free lists may take them after */
+	for (unsigned i = 0; i < n; i++)
+		free_push(mm, order, pa + ((uint64_t)i << (PAGE_SHIFT + order)));
 }
 
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
