@@ -180,7 +180,12 @@ bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
 	if (f == PT_NO_FRAME || pt_machine_frame(mm->m, f)->state != PT_FS_DATA)
 		return false;
 	unsigned order = pt_machine_frame(mm->m, f)->order;
-	uint64_t start = ALIGN_DOWN(pa, PAGE_SIZE << order), end = start + (PAGE_SIZE << order);
+	return folio_at_covers(mm, ALIGN_DOWN(pa, PAGE_SIZE << order), order, lo, hi);
+}
+
+bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = start + (PAGE_SIZE << order);
 	if (start > lo || end < hi)
 		return false;
 	for (uint64_t p = lo; p < hi; p += PAGE_SIZE) {

@@ -37,6 +37,30 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 	const uint64_t ignore = PT_DESC_AF | PT_DESC_DIRTY | PT_DESC_RDONLY;
 	uint64_t expected = pte & ~ignore;
 	unsigned nr = 1;
+	if (max_nr > 1) {
+		/* the loop below with its reads made first and their scheduling points taken after,
+		 * at once, where no other thread can run at any of them: then no entry and no folio
+		 * changes in between, and pa's folio (of order > 0 here) is found once */
+		uint64_t e = expected, start = folio_end - (PAGE_SIZE << order);
+		uint32_t f = PT_NO_FRAME;
+		unsigned reads = 0;
+		while (nr < max_nr) {
+			uint64_t entry_pa = ptep + 8ull * nr;
+			e += PAGE_SIZE;
+			if (!reads || !(entry_pa & (PAGE_SIZE - 1)))
+				f = pt_machine_lookup(mm->m, entry_pa);
+			uint64_t next = f == PT_NO_FRAME ? 0 :
+				pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1)));
+			reads++;
+			if ((next & ~ignore) != e ||
+			    !folio_at_covers(mm, start, order, desc_pa(next), desc_pa(next) + PAGE_SIZE))
+				break;
+			nr++;
+		}
+		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, reads))
+			return nr;
+		nr = 1;
+	}
 	while (nr < max_nr) {
 		expected += PAGE_SIZE;
 		uint64_t next = mm_read(mm, t, ptep + 8ull * nr);
