@@ -454,9 +454,10 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
 	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;
 	uint64_t run[PTRS_PER_PTE];
-	for (uint64_t i = 0; i < nr && nr <= PTRS_PER_PTE; i++)
+	bool fits = nr <= PTRS_PER_PTE;
+	for (uint64_t i = 0; fits && i < nr; i++)
 		run[i] = mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont;
-	if (nr <= PTRS_PER_PTE && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0)) {
+	if (fits && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0)) {
 		/* the loop below as one run of stores: no other thread runs in between to see the
 		 * reference before the stores are all made */
 		ref_set_run(s, base, nr, page, ref_prot(v->prot));

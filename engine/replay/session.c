@@ -46,8 +46,8 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 }
 
 /*
- * A run of the model's pt_writes (or accesses) of one CPU: counted and run as model_emit()
- * would each one, without the per-event dispatch.  A tap sees them one by one.
+ * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
+ * model_emit() would each one, without the per-event dispatch.  A tap sees them one by one.
  */
 /* The i-th event of a run (mm_sink.emit_run): a store to the next entry, an access to the next
  * page, or the free of the next block. */
