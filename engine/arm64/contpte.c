@@ -107,11 +107,18 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 	uint64_t start_addr = ALIGN_DOWN(addr, CONT_PTE_SIZE);
 
 	pte = (pte & ~PT_DESC_OA_MASK) | ALIGN_DOWN(desc_pa(pte), CONT_PTE_SIZE);
-	for (unsigned i = 0; i < CONT_PTES; i++) {
-		if (!mm_step(mm, t))
-			break;
-		uint64_t ptent = __ptep_get_and_clear(mm, t, start_ptep + 8ull * i);
-		pte = pte_gather_ad(pte, ptent);
+	uint64_t old[CONT_PTES];
+	if (mm_step_clear_each_run(mm, t, start_ptep, old, CONT_PTES)) {
+		/* the (step, __ptep_get_and_clear()) loop below, as one run */
+		for (unsigned i = 0; i < CONT_PTES; i++)
+			pte = pte_gather_ad(pte, old[i]);
+	} else {
+		for (unsigned i = 0; i < CONT_PTES; i++) {
+			if (!mm_step(mm, t))
+				break;
+			uint64_t ptent = __ptep_get_and_clear(mm, t, start_ptep + 8ull * i);
+			pte = pte_gather_ad(pte, ptent);
+		}
 	}
 	/* the break must be complete on every CPU before the make (BBM) */
 	__flush_tlb_range(mm, t, s, start_addr, start_addr + CONT_PTE_SIZE, PAGE_SIZE, /*last_level=*/true, 3);
@@ -173,7 +180,12 @@ bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
 	if (f == PT_NO_FRAME || pt_machine_frame(mm->m, f)->state != PT_FS_DATA)
 		return false;
 	unsigned order = pt_machine_frame(mm->m, f)->order;
-	uint64_t start = ALIGN_DOWN(pa, PAGE_SIZE << order), end = start + (PAGE_SIZE << order);
+	return folio_at_covers(mm, ALIGN_DOWN(pa, PAGE_SIZE << order), order, lo, hi);
+}
+
+bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64_t lo, uint64_t hi)
+{
+	uint64_t end = start + (PAGE_SIZE << order);
 	if (start > lo || end < hi)
 		return false;
 	for (uint64_t p = lo; p < hi; p += PAGE_SIZE) {
@@ -223,6 +235,38 @@ void contpte_try_fold(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 	__contpte_try_fold(mm, t, s, addr, ptep, pte);
 }
 
+/*
+ * contpte_set_ptes()'s loop below as one run of stores: the entries each __set_ptes() of a
+ * 64K chunk stores, after a step per chunk, where no chunk's __set_pte_complete() emits
+ * barriers between them.  False (nothing done) where it cannot go as one run.
+ */
+static bool contpte_set_ptes_run(struct mm_model *mm, struct mm_thread *t, uint64_t addr, uint64_t ptep,
+				 uint64_t pte, unsigned nr)
+{
+	if (nr < 2 || nr > PTRS_PER_PTE)
+		return false;
+	uint64_t run[PTRS_PER_PTE], end = addr + ((uint64_t)nr << PAGE_SHIFT);
+	uint64_t pa = desc_pa(pte), prot = pte & ~PT_DESC_OA_MASK;
+	unsigned k = 0, chunks = 0;
+	do {
+		uint64_t next = pt_next_addr(addr, end, CONT_PTE_SIZE);
+		unsigned n = (unsigned)((next - addr) >> PAGE_SHIFT);
+		uint64_t e = pa | prot;
+		e = ((addr | next | pa) & ~CONT_PTE_MASK) == 0 ? pte_mkcont(e) : pte_mknoncont(e);
+		for (unsigned i = 0; i < n; i++) {
+			run[k++] = e;
+			if (e)
+				e = pte_advance_pa(e, 1);
+		}
+		if (pte_valid_not_user(e))
+			return false;	/* __set_pte_complete() of the chunk would queue barriers */
+		chunks++;
+		addr = next;
+		pa += (uint64_t)n << PAGE_SHIFT;
+	} while (addr != end);
+	return mm_write_run(mm, t, ptep, run, nr, /* steps= */chunks + nr);
+}
+
 void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,
 		      uint64_t pte, unsigned nr)
 {
@@ -231,6 +275,8 @@ void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space 
 		__set_ptes(mm, t, ptep, pte, nr);
 		return;
 	}
+	if (contpte_set_ptes_run(mm, t, addr, ptep, pte, nr))
+		return;
 	uint64_t end = addr + ((uint64_t)nr << PAGE_SHIFT);
 	uint64_t pa = desc_pa(pte);
 	uint64_t prot = pte & ~PT_DESC_OA_MASK;

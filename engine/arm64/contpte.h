@@ -139,6 +139,8 @@ void modify_prot_commit_ptes(struct mm_model *mm, struct mm_thread *t, struct mm
  */
 unsigned folio_order(struct mm_model *mm, uint64_t pa);
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi);
+/*! folio_at_covers() : folio_covers() where pa's folio is known: the data folio of `order` at start. */
+bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64_t lo, uint64_t hi);
 
 /* pte helpers for the CONT-aware callers */
 static inline uint64_t pte_mknoncont(uint64_t pte) { return pte & ~PT_DESC_CONT; }

@@ -193,6 +193,15 @@ struct cont_memo {
 	uint64_t e[PT_CONT_PTES];
 };
 
+/* Where a table translates, in one pass over its positions (or, for a table not walkable yet,
+ * where it hangs in program order). */
+struct tinfo {
+	bool found;		/* it has a position: walkable now or through a walk-cache entry */
+	bool kernel, user;	/* positions in the kernel's / a user address space */
+	uint16_t asid;		/* the user ASID */
+	uint64_t va;		/* the first VA it translates */
+};
+
 struct pt_checker {
 	struct pt_machine *m;
 	struct cont_memo memo;
@@ -240,6 +249,17 @@ struct pt_checker {
 		uint16_t asid;
 		int8_t level;
 	} lock_memo;
+	/* the run of stores pt_machine_write_run() is making (on_pt_store_run()): what the hooks of
+	 * each of its stores would find the same, found once */
+	struct store_run {
+		uint32_t frame;
+		unsigned idx;
+		unsigned cpu;
+		bool level_known;
+		int level;
+		struct tinfo ti;	/* table_info() of the frame */
+		const uint64_t *latest;	/* pt_machine_table_latest() of the frame */
+	} run;
 };
 
 /* ---- reporting ---- */
@@ -530,14 +550,14 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 /*
  * cont_group_ok(..., complete=false, ...) after the store old -> new to entry i of the group:
  * the same answer (and, when false, the same culprit: the slow pass finds it), from the memo of
- * the group when it held the entries just before this store and old was no leaf.
+ * the group when it held the entries just before this store and old was no leaf.  e: the
+ * table's latest entries, pt_machine_table_latest(c->m, f).
  */
-static bool cont_group_ok_store(struct pt_checker *c, uint32_t f, unsigned level, unsigned group, unsigned i,
-				uint64_t old, uint64_t new, unsigned *bad_idx)
+static bool cont_group_ok_store(struct pt_checker *c, const uint64_t *e, uint32_t f, unsigned level, unsigned group,
+				unsigned i, uint64_t old, uint64_t new, unsigned *bad_idx)
 {
 	const unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
 	uint64_t size = pt_level_size(level);
-	const uint64_t *e = pt_machine_table_latest(c->m, f);
 	if (!e || !pt_machine_cont_group(c->m, f, group))
 		return true;
 	e += group * n;
@@ -582,15 +602,6 @@ static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *f
 		return fr->latest_space ? fr->latest_va + idx * pt_level_size(fr->level) : 0;
 	return pt_machine_pos(c->m, p)->va + idx * pt_level_size(fr->level);
 }
-
-/* Where a table translates, in one pass over its positions (or, for a table not walkable yet,
- * where it hangs in program order). */
-struct tinfo {
-	bool found;		/* it has a position: walkable now or through a walk-cache entry */
-	bool kernel, user;	/* positions in the kernel's / a user address space */
-	uint16_t asid;		/* the user ASID */
-	uint64_t va;		/* the first VA it translates */
-};
 
 static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 {
@@ -818,34 +829,65 @@ static __attribute__((noinline)) void kernel_leaf_store(struct pt_checker *c, st
 	}
 }
 
-static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+/* The checks at a store to entry idx of table f (of a known level) by cpu, before it is applied. */
+static inline __attribute__((always_inline)) void store_checks(struct pt_checker *c, struct pt_machine *m,
+							       unsigned cpu, uint32_t f, unsigned idx,
+							       unsigned level, const struct tinfo *ti,
+							       uint64_t old, uint64_t new)
 {
-	struct pt_checker *c = ctx;
-	const struct pt_frame *fr = pt_machine_frame(m, f);
-	if (!fr->level_known)
-		return;
-	unsigned cpu = cur_cpu(c);
-	unsigned level = fr->level;
-	struct tinfo ti;
-	table_info(c, f, &ti);
-	/* the entry's VA (ti.va + idx * size) and PA are worked out only where a check needs them */
-
+	/* the entry's VA (ti->va + idx * size) and PA are worked out only where a check needs them */
 	if (pt_desc_valid(old) && pt_desc_valid(new) && old != new)
-		check_live_change(c, m, cpu, f, idx, old, new, &ti);
-	if (pt_desc_valid(new) && ti.found)
-		check_make(c, m, cpu, f, idx, level, old, new, &ti);
-	if (pt_desc_is_leaf(new, level) && ti.kernel)
-		kernel_leaf_store(c, m, cpu, ti.va + idx * pt_level_size(level), level, old, new);
+		check_live_change(c, m, cpu, f, idx, old, new, ti);
+	if (pt_desc_valid(new) && ti->found)
+		check_make(c, m, cpu, f, idx, level, old, new, ti);
+	if (pt_desc_is_leaf(new, level) && ti->kernel)
+		kernel_leaf_store(c, m, cpu, ti->va + idx * pt_level_size(level), level, old, new);
 	/* a table without a position (being filled before it is hooked) needs no lock (check_lock())
 	 * and is no unmap's */
-	if (!ti.found)
+	if (!ti->found)
 		return;
 
 	/* I12 */
-	check_lock(c, cpu, f, idx, level, old, new, &ti);
+	check_lock(c, cpu, f, idx, level, old, new, ti);
 
 	/* I8: what an unmap removes outside its range */
-	unmap_store(c, cpu, &ti, old, ti.va + idx * pt_level_size(level), level);
+	unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
+}
+
+/* A run of stores to one table (pt_machine_write_run()): during it the table's level, positions
+ * and program-order place stay, so its stores' hooks share what they find of them. */
+static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n, unsigned cpu)
+{
+	struct pt_checker *c = ctx;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	struct store_run *r = &c->run;
+	(void)n;
+	r->frame = f;
+	r->idx = idx;
+	r->cpu = cpu;
+	r->level_known = fr->level_known;
+	r->level = fr->level;
+	if (!r->level_known)
+		return;		/* its stores' hooks return at once */
+	table_info(c, f, &r->ti);
+	r->latest = pt_machine_table_latest(m, f);
+}
+
+/* (Not inlined: the one copy of store_checks(), for the runs' stores and the others'.) */
+static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
+						   uint64_t new)
+{
+	struct pt_checker *c = ctx;
+	const struct store_run *r = &c->run;
+	if (r->level_known)
+		store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
+}
+
+/* A store outside a run is a run of one (its pt_stored follows with nothing between). */
+static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	on_pt_store_run(ctx, m, f, idx, 1, cur_cpu(ctx));
+	on_run_store(ctx, m, 0, old, new);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -854,17 +896,17 @@ static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, 
 }
 
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
- * so that the operation's end can check it is complete. */
-static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+ * so that the operation's end can check it is complete.  The store to entry idx of table f (of a
+ * known level, latest entries e) by cpu has been applied. */
+static inline __attribute__((always_inline)) void stored_checks(struct pt_checker *c, struct pt_machine *m,
+								unsigned cpu, uint32_t f, unsigned idx, int level,
+								const uint64_t *e, uint64_t old, uint64_t new)
 {
-	struct pt_checker *c = ctx;
-	const struct pt_frame *fr = pt_machine_frame(m, f);
-	if (!fr->level_known || fr->level < 2)
+	if (level < 2)
 		return;
-	unsigned n = fr->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
+	unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
-	unsigned cpu = cur_cpu(c);
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open) {
 		struct cpu_state *cs = &c->cpu[cpu];
@@ -878,20 +920,39 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 				cs->group_hint = i;
 			}
 		if (!have && cs->ngroups < MAX_GROUPS) {
-			struct group_ref g = { op->id, f, (uint16_t)(idx / n), fr->level };
+			struct group_ref g = { op->id, f, (uint16_t)(idx / n), (uint8_t)level };
 			cs->group_hint = cs->ngroups;
 			cs->groups[cs->ngroups++] = g;
 		}
 	}
-	if (!cont_group_ok_store(c, f, fr->level, idx / n, idx % n, old, new, &bad)) {
+	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
+		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
 		uint64_t va = entry_va(c, f, bad, &found);
 		uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + bad * 8;
-		report(c, PT_I5, cur_cpu(c), "group-mismatch", RULE_CONT, va, pa, 0,
+		report(c, PT_I5, cpu, "group-mismatch", RULE_CONT, va, pa, 0,
 		       pt_machine_entry_latest(c->m, f, bad), NULL,
 		       "valid entries of the contiguous group at level %u (entry 0x%llx) disagree: CONT, "
 		       "attributes or consecutive output addresses", fr->level, (unsigned long long)pa);
 	}
+}
+
+/* (Not inlined: the one copy of stored_checks().) */
+static __attribute__((noinline)) void on_run_stored(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
+						    uint64_t new)
+{
+	struct pt_checker *c = ctx;
+	const struct store_run *r = &c->run;
+	if (r->level_known)
+		stored_checks(c, m, r->cpu, r->frame, r->idx + k, r->level, r->latest, old, new);
+}
+
+/* the store on_pt_store() made a run of one */
+static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
+{
+	(void)f;
+	(void)idx;
+	on_run_stored(ctx, m, 0, old, new);
 }
 
 static bool op_in_flight(const struct pt_checker *c, uint32_t id)
@@ -1943,6 +2004,9 @@ static void on_lock(void *ctx, struct pt_machine *m, const struct pt_event *ev, 
 static const struct pt_observer checker_observer = {
 	.pt_store = on_pt_store,
 	.pt_stored = on_pt_stored,
+	.pt_store_run = on_pt_store_run,
+	.run_store = on_run_store,
+	.run_stored = on_run_stored,
 	.leaf_live = on_leaf_live,
 	.table_live = on_table_live,
 	.frame_free = on_frame_free,

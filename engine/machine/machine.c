@@ -1588,13 +1588,17 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 
 /* The store of val to entry idx of table t (frame f) by CPU c, with room for it in c's store
  * buffer (pt_write() past the frame lookup, and past a table descriptor's child setup).  The
- * hooks are the observer's (the observer is set between events, never inside one). */
+ * hooks are the observer's (the observer is set between events, never inside one): its run
+ * hooks for store k of a run (in_run; pt_machine_write_run() checks obs has them), else its
+ * per-store ones. */
 static inline __attribute__((always_inline)) void store_entry_at(struct pt_machine *m, const struct pt_observer *obs,
 								 struct pt_table *t, uint32_t f, unsigned idx,
-								 uint64_t val, struct cpu *c)
+								 uint64_t val, struct cpu *c, bool in_run, unsigned k)
 {
 	uint64_t old = t->latest[idx];
-	if (obs && obs->pt_store)
+	if (in_run)
+		obs->run_store(m->obs_ctx, m, k, old, val);
+	else if (obs && obs->pt_store)
 		obs->pt_store(m->obs_ctx, m, f, idx, old, val);
 	t->latest[idx] = val;
 	m->latest_gen++;
@@ -1607,7 +1611,9 @@ static inline __attribute__((always_inline)) void store_entry_at(struct pt_machi
 			t->ncont[g]--;
 		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
-	if (obs && obs->pt_stored)
+	if (in_run)
+		obs->run_stored(m->obs_ctx, m, k, old, val);
+	else if (obs && obs->pt_stored)
 		obs->pt_stored(m->obs_ctx, m, f, idx, old, val);
 	t->npending[idx]++;
 	c->stores.v[c->stores.n++] = (struct pend_store){ f, idx, val, ++m->sseq, c->op.id, c->op.open };
@@ -1617,7 +1623,7 @@ static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t
 {
 	struct cpu *c = &m->cpu[cpu];
 	VEC_RESERVE(c->stores, 1);
-	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c);
+	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c, false, 0);
 }
 
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
@@ -2194,6 +2200,24 @@ void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, u
 	}
 }
 
+/* pt_machine_write_run()'s n stores to table t (frame f) from entry idx on, ev their event (its pa and val
+ * set per store), with room for them in c's store buffer.  (Inline, once for each kind of hooks.) */
+static inline __attribute__((always_inline)) void write_run_stores(struct pt_machine *m,
+								   const struct pt_observer *obs,
+								   struct pt_event *ev, const uint64_t *vals,
+								   unsigned n, struct pt_table *t, uint32_t f,
+								   unsigned idx, struct cpu *c, bool in_run)
+{
+	uint64_t pa = ev->pa;
+	for (unsigned i = 0; i < n; i++) {
+		ev->pa = pa + 8ull * i;
+		ev->val = vals[i];
+		event_enter(m, ev);
+		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i);
+		event_leave(m, ev);
+	}
+}
+
 void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n)
 {
 	assert(first->kind == PT_EV_PT_WRITE && first->cpu < m->ncpus);
@@ -2221,12 +2245,11 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	struct pt_table *t = fr->tbl;
 	const struct pt_observer *obs = m->obs;
 	VEC_RESERVE(c->stores, n);
-	for (unsigned i = 0; i < n; i++) {
-		ev.pa = pa + 8ull * i;
-		ev.val = vals[i];
-		event_enter(m, &ev);
-		store_entry_at(m, obs, t, f, idx + i, ev.val, c);
-		event_leave(m, &ev);
+	if (obs && obs->pt_store_run) {
+		obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu);
+		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, true);
+	} else {
+		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, false);
 	}
 }
 

@@ -161,9 +161,21 @@ struct pt_observer {
 	/* before a pt_write is applied: entry (table frame, index) goes from `old` (latest) to `new` */
 	void (*pt_store)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
 			 uint64_t new);
-	/* after a pt_write is applied to the latest (program-order) tables */
+	/* after a pt_write is applied to the latest (program-order) tables (its pt_store came last) */
 	void (*pt_stored)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
 			  uint64_t new);
+	/*
+	 * pt_machine_write_run() is about to make n pt_writes of cpu to entries idx..idx+n-1 of
+	 * table frame, none a table descriptor: called once, before the first.  An observer with
+	 * this hook has run_store and run_stored too, and the run's stores call those instead of
+	 * pt_store and pt_stored, with k for entry idx + k.  Until the last one's run_stored only
+	 * the run's run_store, run_stored and step hooks come, and no table's level, positions or
+	 * program-order place change.
+	 */
+	void (*pt_store_run)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, unsigned n,
+			     unsigned cpu);
+	void (*run_store)(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new);
+	void (*run_stored)(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new);
 	/* a store became visible to walkers: (frame, idx) changed from old to new */
 	void (*pt_visible)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, uint64_t old,
 			   uint64_t new, unsigned by_cpu);

@@ -37,6 +37,30 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 	const uint64_t ignore = PT_DESC_AF | PT_DESC_DIRTY | PT_DESC_RDONLY;
 	uint64_t expected = pte & ~ignore;
 	unsigned nr = 1;
+	if (max_nr > 1) {
+		/* the loop below with its reads made first and their scheduling points taken after,
+		 * at once, where no other thread can run at any of them: then no entry and no folio
+		 * changes in between, and pa's folio (of order > 0 here) is found once */
+		uint64_t e = expected, start = folio_end - (PAGE_SIZE << order);
+		uint32_t f = PT_NO_FRAME;
+		unsigned reads = 0;
+		while (nr < max_nr) {
+			uint64_t entry_pa = ptep + 8ull * nr;
+			e += PAGE_SIZE;
+			if (!reads || !(entry_pa & (PAGE_SIZE - 1)))
+				f = pt_machine_lookup(mm->m, entry_pa);
+			uint64_t next = f == PT_NO_FRAME ? 0 :
+				pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1)));
+			reads++;
+			if ((next & ~ignore) != e ||
+			    !folio_at_covers(mm, start, order, desc_pa(next), desc_pa(next) + PAGE_SIZE))
+				break;
+			nr++;
+		}
+		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, reads))
+			return nr;
+		nr = 1;
+	}
 	while (nr < max_nr) {
 		expected += PAGE_SIZE;
 		uint64_t next = mm_read(mm, t, ptep + 8ull * nr);
@@ -429,9 +453,19 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	}
 	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
 	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;
-	for (uint64_t i = 0; i < nr; i++) {
-		mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
-		ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+	uint64_t run[PTRS_PER_PTE];
+	bool fits = nr <= PTRS_PER_PTE;
+	for (uint64_t i = 0; fits && i < nr; i++)
+		run[i] = mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont;
+	if (fits && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0)) {
+		/* the loop below as one run of stores: no other thread runs in between to see the
+		 * reference before the stores are all made */
+		ref_set_run(s, base, nr, page, ref_prot(v->prot));
+	} else {
+		for (uint64_t i = 0; i < nr; i++) {
+			mm_write(mm, t, ptep + 8 * i, mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont);
+			ref_set(s, base + i * PAGE_SIZE, page + i * PAGE_SIZE, ref_prot(v->prot));
+		}
 	}
 	mm_unlock(mm, t, PT_LOCK_PTL, ptl);
 	return 0;

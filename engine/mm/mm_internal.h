@@ -290,6 +290,8 @@ uint64_t mm_alloc_table(struct mm_model *mm, struct mm_thread *t, unsigned level
 uint64_t mm_alloc_table_nozero(struct mm_model *mm, struct mm_thread *t, unsigned level);
 uint64_t mm_alloc_pages(struct mm_model *mm, struct mm_thread *t, unsigned order, unsigned node);
 void mm_free_pages(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order);
+/*! mm_free_pages_run() : n mm_free_pages() of the blocks of 2^order pages from pa on, in a row. */
+void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order, unsigned n);
 void mm_free_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
 /* clear_page() of a table through its kernel address (pt_zero event) */
 void mm_zero_table(struct mm_model *mm, struct mm_thread *t, uint64_t pa);
@@ -303,9 +305,15 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t);
  */
 bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
 		       unsigned n);
+/*! mm_write_run() : the same for n mm_write() calls with `steps` mm_step() calls among them
+ * and nothing else (the steps are all taken first, as run one by one they would all succeed). */
+bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
+		  unsigned steps);
 /*! mm_step_clear_run() : the same for __get_and_clear_full_ptes()'s loop: entry 0 read and
  * cleared, then n - 1 (mm_step(), read, clear) of the next ones; old[i] gets what entry i held. */
 bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
+/*! mm_step_clear_each_run() : the same for n (mm_step(), read, clear) of entries from entry_pa on. */
+bool mm_step_clear_each_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
 /*! mm_step_access_run() : the same for n (mm_step(), access of page va + 4K * i) pairs (a touch). */
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
 			unsigned n);

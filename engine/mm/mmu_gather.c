@@ -214,8 +214,15 @@ static void tlb_flush_mmu_free(struct mm_model *mm, struct mm_thread *t, struct 
 	for (uint32_t i = 0; i < tlb->ntables; i++)
 		mm_free_table(mm, t, tlb->tables[i]);
 	tlb->ntables = 0;
-	for (uint32_t i = 0; i < tlb->npages; i++)
-		mm_free_pages(mm, t, tlb->pages[i].pa, tlb->pages[i].order);
+	for (uint32_t i = 0, n; i < tlb->npages; i += n) {
+		/* the blocks of one order that follow each other (a folio's pages) go as one run */
+		const struct tlb_page *p = &tlb->pages[i];
+		for (n = 1; i + n < tlb->npages && tlb->pages[i + n].order == p->order &&
+			    tlb->pages[i + n].pa == p->pa + ((uint64_t)n << (PAGE_SHIFT + p->order));
+		     n++)
+			;
+		mm_free_pages_run(mm, t, p->pa, p->order, n);
+	}
 	tlb->npages = 0;
 }
 

@@ -322,20 +322,35 @@ static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsign
 	return true;
 }
 
-bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
-		       unsigned n)
+/* n stores to the entries from entry_pa on, with `steps` loop steps among them */
+static bool write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
+		      unsigned n, unsigned steps)
 {
-	if (!run_ok(mm, t, PT_SCHED_PT_WRITE, PT_SCHED_NONE, n, n))
+	if (!run_ok(mm, t, PT_SCHED_PT_WRITE, PT_SCHED_NONE, n, steps))
 		return false;
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa, .val = vals[0] };
 	mm->sink.emit_run(mm->sink.ctx, &ev, vals, n);
 	return true;
 }
 
-bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n)
+bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
+		       unsigned n)
+{
+	return write_run(mm, t, entry_pa, vals, n, n);
+}
+
+bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
+		  unsigned steps)
+{
+	return write_run(mm, t, entry_pa, vals, n, steps);
+}
+
+/* n (read, clear) pairs of the entries from entry_pa on, with `steps` loop steps among them */
+static bool clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n,
+		      unsigned steps)
 {
 	static const uint64_t zeros[PT_PTRS];
-	if (n > PT_PTRS || !run_ok(mm, t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, n - 1))
+	if (n > PT_PTRS || !run_ok(mm, t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, steps))
 		return false;
 	/* each read is of an entry no store of the run has touched yet: all of them first */
 	uint32_t f = PT_NO_FRAME;
@@ -348,6 +363,30 @@ bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa };
 	mm->sink.emit_run(mm->sink.ctx, &ev, zeros, n);
 	return true;
+}
+
+bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n)
+{
+	return n && clear_run(mm, t, entry_pa, old, n, n - 1);
+}
+
+bool mm_step_clear_each_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n)
+{
+	return clear_run(mm, t, entry_pa, old, n, n);
+}
+
+void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order, unsigned n)
+{
+	if (!run_ok(mm, t, PT_SCHED_PAGE_FREE, PT_SCHED_NONE, n, 0)) {
+		for (unsigned i = 0; i < n; i++)
+			mm_free_pages(mm, t, pa + ((uint64_t)i << (PAGE_SHIFT + order)), order);
+		return;
+	}
+	struct pt_event ev = { .kind = PT_EV_PAGE_FREE, .cpu = (uint16_t)t->cpu, .pa = pa, .order = (uint8_t)order };
+	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);
+	/* no other thread ran in between to allocate: the free lists may take them after */
+	for (unsigned i = 0; i < n; i++)
+		free_push(mm, order, pa + ((uint64_t)i << (PAGE_SHIFT + order)));
 }
 
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,

@@ -23,7 +23,8 @@ struct mm_sink {
 	void (*emit)(void *ctx, const struct pt_event *ev);
 	void *ctx;
 	/* optional: n events of first's kind and CPU as n emit() calls, the i-th a pt_write of
-	 * vals[i] to entry first->pa + 8 * i, or an access of page first->va + 4K * i (vals NULL) */
+	 * vals[i] to entry first->pa + 8 * i, or (vals NULL) an access of page first->va + 4K * i
+	 * or a page_free of the block at first->pa + i * (4K << first->order) */
 	void (*emit_run)(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n);
 };
 

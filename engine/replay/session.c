@@ -46,15 +46,18 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 }
 
 /*
- * A run of the model's pt_writes (or accesses) of one CPU: counted and run as model_emit()
- * would each one, without the per-event dispatch.  A tap sees them one by one.
+ * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
+ * model_emit() would each one, without the per-event dispatch.  A tap sees them one by one.
  */
-/* The i-th event of a run (mm_sink.emit_run): a store to the next entry, or an access to the next page. */
+/* The i-th event of a run (mm_sink.emit_run): a store to the next entry, an access to the next
+ * page, or the free of the next block. */
 static void run_event(struct pt_event *ev, const struct pt_event *first, const uint64_t *vals, unsigned i)
 {
 	if (vals) {
 		ev->pa = first->pa + 8ull * i;
 		ev->val = vals[i];
+	} else if (first->kind == PT_EV_PAGE_FREE) {
+		ev->pa = first->pa + ((uint64_t)i << (PT_PAGE_SHIFT + first->order));
 	} else {
 		ev->va = first->va + ((uint64_t)i << PT_PAGE_SHIFT);
 	}
@@ -86,10 +89,18 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 			s->op->cont_writes += cont;
 		}
 	}
-	if (vals)
+	if (vals) {
 		pt_machine_write_run(s->m, first, vals, n);
-	else
+	} else if (first->kind == PT_EV_PAGE_FREE) {
+		/* each free is counted by what its frame was before it (count_free()) */
+		for (unsigned i = 0; i < n; i++) {
+			run_event(&ev, first, vals, i);
+			count_free(s, &ev);
+			pt_machine_event(s->m, &ev);
+		}
+	} else {
 		pt_machine_access_run(s->m, first, n);
+	}
 }
 
 struct pt_session *pt_session_new(const struct pt_header *h)
