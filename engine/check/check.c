@@ -2066,6 +2066,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->memo.valid = false;
 	c->lock_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
+	c->free_run_event = c->free_run_next = 0;	/* as pt_checker_new() leaves them */
 	c->facts_memo.valid = false;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));

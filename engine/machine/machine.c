@@ -660,6 +660,17 @@ static bool facts_maybe_in(const struct pt_machine *m, uint64_t va, uint64_t siz
 	return m->nfacts_in[fact_region(va)] || m->nfacts_in[fact_region(last)];
 }
 
+/* Fact i leaves the fact counters (not the indexes). */
+static void fact_uncount(struct pt_machine *m, uint32_t i)
+{
+	const struct pt_fact *f = &m->facts.v[i];
+	m->facts_gen++;
+	m->nfacts_at[f->level]--;
+	if (f->level >= 2)
+		m->nfacts_in[fact_region(f->va)]--;
+}
+
+/* Fact i leaves the indexes (its pairs, one by one), and the counters. */
 static void fact_unindex(struct pt_machine *m, uint32_t i)
 {
 	const struct pt_fact *f = &m->facts.v[i];
@@ -668,10 +679,7 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	assert(a && b);
 	(void)a;
 	(void)b;
-	m->facts_gen++;
-	m->nfacts_at[f->level]--;
-	if (f->level >= 2)
-		m->nfacts_in[fact_region(f->va)]--;
+	fact_uncount(m, i);
 }
 
 static void fact_del(struct pt_machine *m, uint32_t i)
@@ -1138,17 +1146,10 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		if (map[i] == HMAP_REMAP_DEL) {
-			if (!bulk) {
-				bool a = hmap_remove(&m->facts_by_va, va_key(f->va, f->level), i);
-				bool b = hmap_remove(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
-				assert(a && b);
-				(void)a;
-				(void)b;
-			}
-			m->facts_gen++;
-			m->nfacts_at[f->level]--;
-			if (f->level >= 2)
-				m->nfacts_in[fact_region(f->va)]--;
+			if (bulk)
+				fact_uncount(m, i);
+			else
+				fact_unindex(m, i);
 		} else if (map[i] != i && !bulk) {
 			hmap_replace(&m->facts_by_va, va_key(f->va, f->level), i, map[i]);
 			hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i, map[i]);
