@@ -259,6 +259,10 @@ struct pt_checker {
 		int level;
 		struct tinfo ti;	/* table_info() of the frame */
 		const uint64_t *latest;	/* pt_machine_table_latest() of the frame */
+		/* 1 + the CONT group of the frame that the CPU's groups[] is known to hold for its
+		 * operation (0: none yet): the run's operation and the groups stay while it lasts, so
+		 * the next stores to that group need not look it up again */
+		unsigned group_held;
 	} run;
 };
 
@@ -576,8 +580,15 @@ static bool cont_group_ok_store(struct pt_checker *c, const uint64_t *e, uint32_
 	for (;;) {
 		mo->gen = gen;
 		if (!hit) {
-			*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
-						  .frame = f, .gen = gen, .cont_and = PT_DESC_CONT };
+			/* field by field: e[] is copied whole next, not zero-filled first */
+			mo->valid = true;
+			mo->superset = false;
+			mo->level = (uint8_t)level;
+			mo->group = (uint16_t)group;
+			mo->frame = f;
+			mo->nleaf = 0;
+			mo->attrs = mo->base = mo->diff = mo->cont_or = 0;
+			mo->cont_and = PT_DESC_CONT;
 			memcpy(mo->e, e, n * sizeof(*e));
 			for (unsigned k = 0; k < n; k++)
 				if (pt_desc_is_leaf(e[k], level))
@@ -867,6 +878,7 @@ static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	r->cpu = cpu;
 	r->level_known = fr->level_known;
 	r->level = fr->level;
+	r->group_held = 0;
 	if (!r->level_known)
 		return;		/* its stores' hooks return at once */
 	table_info(c, f, &r->ti);
@@ -908,7 +920,7 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
-	if (((old | new) & PT_DESC_CONT) && op->open) {
+	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		/* the group found last, then newest first: a run of stores to one group finds it at
 		 * once */
@@ -923,7 +935,10 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 			struct group_ref g = { op->id, f, (uint16_t)(idx / n), (uint8_t)level };
 			cs->group_hint = cs->ngroups;
 			cs->groups[cs->ngroups++] = g;
+			have = true;
 		}
+		if (have)
+			c->run.group_held = idx / n + 1;
 	}
 	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
