@@ -901,13 +901,26 @@ static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 }
 
 /* (Not inlined: the one copy of store_checks(), for the runs' stores and the others'.) */
+static __attribute__((noinline)) void run_store_checks(struct pt_checker *c, struct pt_machine *m, unsigned k,
+						       uint64_t old, uint64_t new)
+{
+	const struct store_run *r = &c->run;
+	store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
+}
+
 static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
 						   uint64_t new)
 {
 	struct pt_checker *c = ctx;
 	const struct store_run *r = &c->run;
-	if (r->level_known)
-		store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
+	if (!r->level_known)
+		return;
+	/* into a table with no position and no kernel's (one being filled before it is hooked, as
+	 * a THP split's), store_checks() judges only a live change: the common store of such a run
+	 * is asked that here, without its frame */
+	if (!r->ti.found && !r->ti.kernel && !(pt_desc_valid(old) && pt_desc_valid(new) && old != new))
+		return;
+	run_store_checks(c, m, k, old, new);
 }
 
 /* A store outside a run is a run of one (its pt_stored follows with nothing between). */
