@@ -259,6 +259,13 @@ struct pt_checker {
 		int level;
 		struct tinfo ti;	/* table_info() of the frame */
 		const uint64_t *latest;	/* pt_machine_table_latest() of the frame */
+		/* 1 + the CONT group of the frame that the CPU's groups[] is known to hold for its
+		 * operation (0: none yet): the run's operation and the groups stay while it lasts, so
+		 * the next stores to that group need not look it up again */
+		unsigned group_held;
+		/* check_lock() / unmap_store() found nothing to do for the run's stores, nor can they
+		 * until it ends: the locks, the lock memo, the operation and the I8 snapshots stay */
+		bool lock_quiet, unmap_quiet;
 	} run;
 };
 
@@ -576,8 +583,15 @@ static bool cont_group_ok_store(struct pt_checker *c, const uint64_t *e, uint32_
 	for (;;) {
 		mo->gen = gen;
 		if (!hit) {
-			*mo = (struct cont_memo){ .valid = true, .level = (uint8_t)level, .group = (uint16_t)group,
-						  .frame = f, .gen = gen, .cont_and = PT_DESC_CONT };
+			/* field by field: e[] is copied whole next, not zero-filled first */
+			mo->valid = true;
+			mo->superset = false;
+			mo->level = (uint8_t)level;
+			mo->group = (uint16_t)group;
+			mo->frame = f;
+			mo->nleaf = 0;
+			mo->attrs = mo->base = mo->diff = mo->cont_or = 0;
+			mo->cont_and = PT_DESC_CONT;
 			memcpy(mo->e, e, n * sizeof(*e));
 			for (unsigned k = 0; k < n; k++)
 				if (pt_desc_is_leaf(e[k], level))
@@ -671,7 +685,7 @@ static __attribute__((noinline)) bool check_lock_rule(struct pt_checker *c, unsi
 
 /* I12 for a user table's entry: the locks the kernel takes for its level, looked up (the lock
  * memo did not know the answer) */
-static __attribute__((noinline)) void check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+static __attribute__((noinline)) bool check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
 						      uint64_t old, uint64_t new, const struct tinfo *ti,
 						      uint32_t tid, uint64_t gen)
 {
@@ -685,7 +699,7 @@ static __attribute__((noinline)) void check_lock_held(struct pt_checker *c, unsi
 			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
 	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
 		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
-		return;
+		return true;
 	}
 	uint64_t va = ti->va + idx * pt_level_size(fr->level);
 	report(c, PT_I12, cpu, fr->level == 3 ? "pte-without-ptl" : "pmd-without-lock", RULE_LOCK, va,
@@ -693,32 +707,38 @@ static __attribute__((noinline)) void check_lock_held(struct pt_checker *c, unsi
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
 	       (unsigned long long)va, asid, tid, fr->level == 3 ? "PTE table lock (ptl key=table)" :
 	       "pmd_lock / page_table_lock / mmap_lock for write");
+	return false;
 }
 
 /* I12 at a store to a table of level `level` (its frame's): a run of stores under the same locks
- * asks only the lock memo, here; the lookups are out of line */
-static void check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, unsigned level, uint64_t old,
+ * asks only the lock memo, here; the lookups are out of line.  True when it reports nothing for
+ * any store to the table by the CPU (and to no entry asks a lock rule) until the locks or the lock
+ * memo change: the rest of a run of stores need not ask. */
+static bool check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, unsigned level, uint64_t old,
 		       uint64_t new, const struct tinfo *ti)
 {
 	struct pt_machine *m = c->m;
-	if (!pt_machine_locks_recorded(m) && !pt_machine_has_lock_rules(m))
-		return;		/* the trace records no locks: nothing to judge */
+	bool has_rules = pt_machine_has_lock_rules(m);
+	if (!pt_machine_locks_recorded(m) && !has_rules)
+		return true;	/* the trace records no locks: nothing to judge */
 	if (!ti->found)
-		return;		/* not hooked anywhere: a table being prepared needs no lock */
-	if (pt_machine_has_lock_rules(m) && check_lock_rule(c, cpu, f, idx, old, new, ti))
-		return;
+		return true;	/* not hooked anywhere: a table being prepared needs no lock */
+	if (has_rules && check_lock_rule(c, cpu, f, idx, old, new, ti))
+		return false;
 	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
-		return;		/* kernel tables: ownership of the VA range (vmap_area), no lock */
+		return !has_rules;	/* kernel tables: ownership of the VA range (vmap_area), no lock */
 	uint32_t tid = pt_machine_tid(m, cpu);
 	const struct lock_memo *lm = &c->lock_memo;
 	uint64_t gen = pt_machine_locks_gen(m);
 	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == ti->asid && lm->level == (int8_t)level)
-		return;		/* the same question as the last one, with the same locks held */
-	check_lock_held(c, cpu, f, idx, old, new, ti, tid, gen);
+		return !has_rules;	/* the same question as the last one, with the same locks held */
+	/* held: the lock memo now answers the next store */
+	return check_lock_held(c, cpu, f, idx, old, new, ti, tid, gen) && !has_rules;
 }
 
 static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
 			unsigned level);
+static bool is_unmap(const struct pt_opctx *op);
 static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu);
 static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx);
 static inline void check_leaf_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
@@ -848,10 +868,12 @@ static inline __attribute__((always_inline)) void store_checks(struct pt_checker
 		return;
 
 	/* I12 */
-	check_lock(c, cpu, f, idx, level, old, new, ti);
+	if (!c->run.lock_quiet)
+		c->run.lock_quiet = check_lock(c, cpu, f, idx, level, old, new, ti);
 
 	/* I8: what an unmap removes outside its range */
-	unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
+	if (!c->run.unmap_quiet)
+		unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
 }
 
 /* A run of stores to one table (pt_machine_write_run()): during it the table's level, positions
@@ -867,20 +889,38 @@ static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	r->cpu = cpu;
 	r->level_known = fr->level_known;
 	r->level = fr->level;
+	r->group_held = 0;
 	if (!r->level_known)
 		return;		/* its stores' hooks return at once */
 	table_info(c, f, &r->ti);
+	r->lock_quiet = false;
+	/* outside an unmap, with no I8 snapshot held, unmap_store() does nothing, and none of the
+	 * run's stores takes a snapshot */
+	r->unmap_quiet = !c->nsnap_all && !is_unmap(pt_machine_op(m, cpu));
 	r->latest = pt_machine_table_latest(m, f);
 }
 
 /* (Not inlined: the one copy of store_checks(), for the runs' stores and the others'.) */
+static __attribute__((noinline)) void run_store_checks(struct pt_checker *c, struct pt_machine *m, unsigned k,
+						       uint64_t old, uint64_t new)
+{
+	const struct store_run *r = &c->run;
+	store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
+}
+
 static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
 						   uint64_t new)
 {
 	struct pt_checker *c = ctx;
 	const struct store_run *r = &c->run;
-	if (r->level_known)
-		store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
+	if (!r->level_known)
+		return;
+	/* into a table with no position and no kernel's (one being filled before it is hooked, as
+	 * a THP split's), store_checks() judges only a live change: the common store of such a run
+	 * is asked that here, without its frame */
+	if (!r->ti.found && !r->ti.kernel && !(pt_desc_valid(old) && pt_desc_valid(new) && old != new))
+		return;
+	run_store_checks(c, m, k, old, new);
 }
 
 /* A store outside a run is a run of one (its pt_stored follows with nothing between). */
@@ -908,7 +948,7 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
-	if (((old | new) & PT_DESC_CONT) && op->open) {
+	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1) {
 		struct cpu_state *cs = &c->cpu[cpu];
 		/* the group found last, then newest first: a run of stores to one group finds it at
 		 * once */
@@ -923,7 +963,10 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 			struct group_ref g = { op->id, f, (uint16_t)(idx / n), (uint8_t)level };
 			cs->group_hint = cs->ngroups;
 			cs->groups[cs->ngroups++] = g;
+			have = true;
 		}
+		if (have)
+			c->run.group_held = idx / n + 1;
 	}
 	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
