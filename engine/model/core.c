@@ -323,8 +323,8 @@ static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsign
 }
 
 /* n stores to the entries from entry_pa on, with `steps` loop steps among them */
-static bool write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
-		      unsigned n, unsigned steps)
+bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
+		  unsigned steps)
 {
 	if (!run_ok(mm, t, PT_SCHED_PT_WRITE, PT_SCHED_NONE, n, steps))
 		return false;
@@ -336,13 +336,7 @@ static bool write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_p
 bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
 		       unsigned n)
 {
-	return write_run(mm, t, entry_pa, vals, n, n);
-}
-
-bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
-		  unsigned steps)
-{
-	return write_run(mm, t, entry_pa, vals, n, steps);
+	return mm_write_run(mm, t, entry_pa, vals, n, n);
 }
 
 /* n (read, clear) pairs of the entries from entry_pa on, with `steps` loop steps among them */
