@@ -554,6 +554,15 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 	mo->cont_and &= d;
 }
 
+/* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
+ * leaf, or all CONT with the same attributes and the same aligned base?  Then so does any
+ * subset of them. */
+static bool memo_agrees(const struct cont_memo *mo, unsigned n, uint64_t size)
+{
+	return !(mo->cont_or & PT_DESC_CONT) ||
+	       ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1)));
+}
+
 /*
  * cont_group_ok(..., complete=false, ...) after the store old -> new to entry i of the group:
  * the same answer (and, when false, the same culprit: the slow pass finds it), from the memo of
@@ -597,9 +606,7 @@ static bool cont_group_ok_store(struct pt_checker *c, const uint64_t *e, uint32_
 				if (pt_desc_is_leaf(e[k], level))
 					memo_add_leaf(mo, e[k], k, size);
 		}
-		/* no CONT leaf, or all leaves CONT and agreeing: true of any subset of them too */
-		if (!(mo->cont_or & PT_DESC_CONT) ||
-		    ((mo->cont_and & PT_DESC_CONT) && !mo->diff && !(mo->base & (n * size - 1))))
+		if (memo_agrees(mo, n, size))
 			return true;
 		if (!mo->superset)
 			return cont_group_ok(c, f, level, group, false, bad_idx);
@@ -684,10 +691,9 @@ static __attribute__((noinline)) bool check_lock_rule(struct pt_checker *c, unsi
 }
 
 /* I12 for a user table's entry: the locks the kernel takes for its level, looked up (the lock
- * memo did not know the answer) */
-static __attribute__((noinline)) bool check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
-						      uint64_t old, uint64_t new, const struct tinfo *ti,
-						      uint32_t tid, uint64_t gen)
+ * memo did not know the answer); when held, the lock memo now answers the next store */
+static __attribute__((noinline)) bool check_lock_lookup(struct pt_checker *c, uint32_t f, const struct tinfo *ti,
+							uint32_t tid, uint64_t gen)
 {
 	struct pt_machine *m = c->m;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
@@ -701,19 +707,43 @@ static __attribute__((noinline)) bool check_lock_held(struct pt_checker *c, unsi
 		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return true;
 	}
+	return false;
+}
+
+/* I12 for an entry of a hooked table f of level `level`, outside the lock rules: does the CPU
+ * hold what the kernel takes to write it?  Kernel tables need no lock (the vmap_area owns the
+ * VA range), nor does any table of a trace that records no locks.  A run of stores under the
+ * same locks asks only the lock memo, here. */
+static bool check_lock_held(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned level, const struct tinfo *ti)
+{
+	struct pt_machine *m = c->m;
+	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
+		return true;
+	uint32_t tid = pt_machine_tid(m, cpu);
+	const struct lock_memo *lm = &c->lock_memo;
+	uint64_t gen = pt_machine_locks_gen(m);
+	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == ti->asid && lm->level == (int8_t)level)
+		return true;	/* the same question as the last one, with the same locks held */
+	return check_lock_lookup(c, f, ti, tid, gen);
+}
+
+static __attribute__((noinline)) void check_lock_report(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx,
+							uint64_t old, uint64_t new, const struct tinfo *ti)
+{
+	struct pt_machine *m = c->m;
+	const struct pt_frame *fr = pt_machine_frame(m, f);
+	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint64_t va = ti->va + idx * pt_level_size(fr->level);
 	report(c, PT_I12, cpu, fr->level == 3 ? "pte-without-ptl" : "pmd-without-lock", RULE_LOCK, va,
 	       pa + idx * 8, old, new, NULL,
 	       "level-%u entry for va 0x%llx (asid %u) written by thread %u without its %s", fr->level,
-	       (unsigned long long)va, asid, tid, fr->level == 3 ? "PTE table lock (ptl key=table)" :
-	       "pmd_lock / page_table_lock / mmap_lock for write");
-	return false;
+	       (unsigned long long)va, ti->asid, pt_machine_tid(m, cpu), fr->level == 3 ?
+	       "PTE table lock (ptl key=table)" : "pmd_lock / page_table_lock / mmap_lock for write");
 }
 
-/* I12 at a store to a table of level `level` (its frame's): a run of stores under the same locks
- * asks only the lock memo, here; the lookups are out of line.  True when it reports nothing for
- * any store to the table by the CPU (and to no entry asks a lock rule) until the locks or the lock
- * memo change: the rest of a run of stores need not ask. */
+/* I12 at a store to a table of level `level` (its frame's); the lookups are out of line.  True
+ * when it reports nothing for any store to the table by the CPU (and to no entry asks a lock
+ * rule) until the locks or the lock memo change: the rest of a run of stores need not ask. */
 static bool check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned idx, unsigned level, uint64_t old,
 		       uint64_t new, const struct tinfo *ti)
 {
@@ -725,15 +755,10 @@ static bool check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 		return true;	/* not hooked anywhere: a table being prepared needs no lock */
 	if (has_rules && check_lock_rule(c, cpu, f, idx, old, new, ti))
 		return false;
-	if (ti->kernel || !ti->user || !pt_machine_locks_recorded(m))
-		return !has_rules;	/* kernel tables: ownership of the VA range (vmap_area), no lock */
-	uint32_t tid = pt_machine_tid(m, cpu);
-	const struct lock_memo *lm = &c->lock_memo;
-	uint64_t gen = pt_machine_locks_gen(m);
-	if (lm->gen == gen && lm->frame == f && lm->tid == tid && lm->asid == ti->asid && lm->level == (int8_t)level)
-		return !has_rules;	/* the same question as the last one, with the same locks held */
-	/* held: the lock memo now answers the next store */
-	return check_lock_held(c, cpu, f, idx, old, new, ti, tid, gen) && !has_rules;
+	if (check_lock_held(c, cpu, f, level, ti))
+		return !has_rules;
+	check_lock_report(c, cpu, f, idx, old, new, ti);
+	return false;
 }
 
 static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
@@ -771,6 +796,20 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	return fm->none;
 }
 
+/* I4: what a change of a live entry of a level-`level` table from old to new (both valid,
+ * different) breaks without break-before-make, or NULL */
+static const char *live_change_tag(const struct pt_machine *m, unsigned level, uint64_t old, uint64_t new)
+{
+	if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
+		return "block-table-change";
+	if (pt_desc_is_table(old, level))
+		return oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
+	if (!change_is_safe(old, new))
+		return oa(m, old) != oa(m, new) ? "live-oa-change" :
+		       ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
+	return NULL;
+}
+
 /* I4: a live entry changed in a way that needs break-before-make (old and new valid, different) */
 static __attribute__((noinline)) void check_live_change(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
 							uint32_t f, unsigned idx, uint64_t old, uint64_t new,
@@ -778,14 +817,7 @@ static __attribute__((noinline)) void check_live_change(struct pt_checker *c, st
 {
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	unsigned level = fr->level;
-	const char *tag = NULL;
-	if (pt_desc_is_table(old, level) != pt_desc_is_table(new, level))
-		tag = "block-table-change";
-	else if (pt_desc_is_table(old, level))
-		tag = oa(m, old) != oa(m, new) ? "table-address-change" : NULL;
-	else if (!change_is_safe(old, new))
-		tag = oa(m, old) != oa(m, new) ? "live-oa-change" :
-		      ((old | new) & PT_DESC_CONT) ? "live-cont-change" : "live-attr-change";
+	const char *tag = live_change_tag(m, level, old, new);
 	if (!tag)
 		return;
 	uint64_t pa = (fr->pfn << PT_PAGE_SHIFT) + idx * 8;
@@ -878,12 +910,10 @@ static inline __attribute__((always_inline)) void store_checks(struct pt_checker
 
 /* A run of stores to one table (pt_machine_write_run()): during it the table's level, positions
  * and program-order place stay, so its stores' hooks share what they find of them. */
-static void on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n, unsigned cpu)
+static void run_begin(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned cpu)
 {
-	struct pt_checker *c = ctx;
 	const struct pt_frame *fr = pt_machine_frame(m, f);
 	struct store_run *r = &c->run;
-	(void)n;
 	r->frame = f;
 	r->idx = idx;
 	r->cpu = cpu;
@@ -926,13 +956,36 @@ static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine 
 /* A store outside a run is a run of one (its pt_stored follows with nothing between). */
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
-	on_pt_store_run(ctx, m, f, idx, 1, cur_cpu(ctx));
+	run_begin(ctx, m, f, idx, cur_cpu(ctx));
 	on_run_store(ctx, m, 0, old, new);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
 {
 	return g->op == op && g->frame == f && g->group == group;
+}
+
+/* Make sure the CPU's groups[] holds group `group` of table f (of level `level`) for operation
+ * op, for the op-end check of I5; false when it does not (the array is full). */
+static bool group_hold(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, uint32_t f, unsigned group,
+		       int level)
+{
+	struct cpu_state *cs = &c->cpu[cpu];
+	/* the group found last, then newest first: a run of stores to one group finds it at once */
+	unsigned h = cs->group_hint;
+	if (h < cs->ngroups && group_is(&cs->groups[h], op->id, f, group))
+		return true;
+	for (unsigned i = cs->ngroups; i-- > 0;)
+		if (group_is(&cs->groups[i], op->id, f, group)) {
+			cs->group_hint = i;
+			return true;
+		}
+	if (cs->ngroups == MAX_GROUPS)
+		return false;
+	struct group_ref g = { op->id, f, (uint16_t)group, (uint8_t)level };
+	cs->group_hint = cs->ngroups;
+	cs->groups[cs->ngroups++] = g;
+	return true;
 }
 
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
@@ -948,26 +1001,9 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
 		return;		/* no CONT entry in the group, before or after */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
-	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1) {
-		struct cpu_state *cs = &c->cpu[cpu];
-		/* the group found last, then newest first: a run of stores to one group finds it at
-		 * once */
-		unsigned h = cs->group_hint;
-		bool have = h < cs->ngroups && group_is(&cs->groups[h], op->id, f, idx / n);
-		for (unsigned i = cs->ngroups; !have && i-- > 0;)
-			if (group_is(&cs->groups[i], op->id, f, idx / n)) {
-				have = true;
-				cs->group_hint = i;
-			}
-		if (!have && cs->ngroups < MAX_GROUPS) {
-			struct group_ref g = { op->id, f, (uint16_t)(idx / n), (uint8_t)level };
-			cs->group_hint = cs->ngroups;
-			cs->groups[cs->ngroups++] = g;
-			have = true;
-		}
-		if (have)
-			c->run.group_held = idx / n + 1;
-	}
+	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1 &&
+	    group_hold(c, cpu, op, f, idx / n, level))
+		c->run.group_held = idx / n + 1;
 	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
@@ -996,6 +1032,104 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
 	(void)f;
 	(void)idx;
 	on_run_stored(ctx, m, 0, old, new);
+}
+
+/*
+ * I5 for a run whose stores none reports otherwise: would stored_checks() report nothing at
+ * any of them?  Each entry is stored to once, so at every moment of the run the leaves of a
+ * group it touches are among its leaves before the run and the run's new ones; when those all
+ * agree (no CONT leaf, or all CONT with one set of attributes and one aligned base) so does
+ * every subset of them, and cont_group_ok_store() finds each store's group consistent.  (The
+ * cont memo it would update is a cache: it is checked against the entries before use.)
+ */
+static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals)
+{
+	const struct store_run *r = &c->run;
+	const unsigned gn = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	uint64_t size = pt_level_size(r->level);
+	for (unsigned k = 0; k < n;) {
+		unsigned g = (r->idx + k) / gn, end = (g + 1) * gn - r->idx;
+		const uint64_t *e = r->latest + g * gn;
+		uint64_t cont = pt_machine_cont_group(m, r->frame, g) ? PT_DESC_CONT : 0;
+		unsigned k0 = k;
+		for (end = end < n ? end : n; k < end; k++)
+			cont |= r->latest[r->idx + k] | vals[k];
+		if (!(cont & PT_DESC_CONT))
+			continue;	/* no CONT entry in the group, before or after any store */
+		struct cont_memo u = { .cont_and = PT_DESC_CONT };
+		for (unsigned i = 0; i < gn; i++)
+			if (pt_desc_is_leaf(e[i], r->level))
+				memo_add_leaf(&u, e[i], i, size);
+		for (unsigned j = k0; j < k; j++)
+			if (pt_desc_is_leaf(vals[j], r->level))
+				memo_add_leaf(&u, vals[j], (r->idx + j) % gn, size);
+		if (!memo_agrees(&u, gn, size))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The run pt_machine_write_run() is about to make, judged whole when that is quick and its
+ * stores' hooks would report nothing: true when it has made what those hooks would change
+ * (store_checks(), stored_checks(): the lock memo, I8's snapshots, I5's groups) and the
+ * stores need no hook.  Otherwise the stores go through their hooks, each as it comes.
+ */
+static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n, unsigned cpu,
+			    const uint64_t *vals)
+{
+	struct pt_checker *c = ctx;
+	const struct store_run *r = &c->run;
+	run_begin(c, m, f, idx, cpu);
+	if (!r->level_known)
+		return true;		/* its stores' hooks return at once */
+	const struct tinfo *ti = &r->ti;
+	unsigned level = (unsigned)r->level;
+	const uint64_t *old = r->latest + idx;
+	/* check_make() asks nothing per position of a leaf made without stale facts, and of a
+	 * page without stale positions */
+	bool makes_quiet = !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m));
+	bool old_tables = false;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t o = old[k], v = vals[k];
+		bool leaf = pt_desc_is_leaf(v, level);
+		if (pt_desc_valid(o) && pt_desc_valid(v) && o != v && live_change_tag(m, level, o, v))
+			return false;
+		if (pt_desc_valid(v) && ti->found && (leaf ? !makes_quiet : pt_desc_is_table(v, level)))
+			return false;
+		/* check_make()'s "break-not-visible" needs a valid visible entry other than v where
+		 * the latest one is invalid */
+		if (pt_desc_valid(v) && ti->found && !pt_desc_valid(o)) {
+			uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
+			if (pt_desc_valid(vis) && vis != v)
+				return false;
+		}
+		if (leaf && ti->kernel)
+			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
+		old_tables |= pt_desc_is_table(o, level);
+	}
+	/* I8: unmap_store() reads what a table descriptor it clears points to: not the run's own
+	 * table only when that is not one of its entries (left to the stores' hooks) */
+	bool unmaps = ti->found && !r->unmap_quiet;
+	if (ti->found && (pt_machine_has_lock_rules(m) || (unmaps && old_tables)))
+		return false;
+	if (r->level >= 2 && !run_groups_agree(c, m, n, vals))
+		return false;
+	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
+	if (ti->found && !check_lock_held(c, cpu, f, level, ti))
+		return false;
+
+	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
+	for (unsigned k = 0; unmaps && k < n; k++)
+		unmap_store(c, cpu, ti, old[k], ti->va + (idx + k) * pt_level_size(level), level);
+	const struct pt_opctx *op = pt_machine_op(m, cpu);
+	const unsigned gn = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	for (unsigned k = 0; r->level >= 2 && op->open && k < n; k++)
+		if ((old[k] | vals[k]) & PT_DESC_CONT) {
+			group_hold(c, cpu, op, f, (idx + k) / gn, r->level);
+			k = ((idx + k) / gn + 1) * gn - idx - 1;	/* the next group */
+		}
+	return true;
 }
 
 static bool op_in_flight(const struct pt_checker *c, uint32_t id)

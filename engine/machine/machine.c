@@ -2247,8 +2247,10 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	const struct pt_observer *obs = m->obs;
 	VEC_RESERVE(c->stores, n);
 	if (obs && obs->pt_store_run) {
-		obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu);
-		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, true);
+		if (obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu, vals))
+			write_run_stores(m, NULL, &ev, vals, n, t, f, idx, c, false);	/* judged whole */
+		else
+			write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, true);
 	} else {
 		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, false);
 	}

@@ -166,14 +166,18 @@ struct pt_observer {
 			  uint64_t new);
 	/*
 	 * pt_machine_write_run() is about to make n pt_writes of cpu to entries idx..idx+n-1 of
-	 * table frame, none a table descriptor: called once, before the first.  An observer with
-	 * this hook has run_store and run_stored too, and the run's stores call those instead of
-	 * pt_store and pt_stored, with k for entry idx + k.  Until the last one's run_stored only
-	 * the run's run_store, run_stored and step hooks come, and no table's level, positions or
-	 * program-order place change.
+	 * table frame, of the values vals[0..n-1], none a table descriptor: called once, before
+	 * the first (the latest entries still hold the old values).  An observer with this hook
+	 * has run_store and run_stored too, and the run's stores call those instead of pt_store
+	 * and pt_stored, with k for entry idx + k, unless the hook returns true: the observer
+	 * has judged the run whole (its run_store and run_stored would report nothing, and it
+	 * made what they would change itself), and the stores call no hook of it but step.
+	 * Until the last one's run_stored (or the last store) only the run's run_store,
+	 * run_stored and step hooks come, and no table's level, positions or program-order
+	 * place change.
 	 */
-	void (*pt_store_run)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, unsigned n,
-			     unsigned cpu);
+	bool (*pt_store_run)(void *ctx, struct pt_machine *m, uint32_t frame, unsigned idx, unsigned n,
+			     unsigned cpu, const uint64_t *vals);
 	void (*run_store)(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new);
 	void (*run_stored)(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new);
 	/* a store became visible to walkers: (frame, idx) changed from old to new */
