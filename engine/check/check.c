@@ -1069,6 +1069,37 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 	return true;
 }
 
+/* No stale fact overlaps the VAs of entry idx of table f (level `level`) at any of its
+ * positions: check_leaf_conflict() then asks none.  (facts_none_near() keeps a cache: asking
+ * it changes no answer.) */
+static bool leaf_facts_none(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned level)
+{
+	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
+		const struct pt_pos *pp = pt_machine_pos(m, p);
+		if (!facts_none_near(c, m, pp->va, pp->va + idx * pt_level_size(level), level))
+			return false;
+	}
+	return true;
+}
+
+/* unmap_store() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
+ * range it leaves alone where that rounded end does not pass the top of the VA space. */
+static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi)
+{
+	return lo >= op->va && op->len <= UINT64_MAX - 0xfff - op->va && hi <= op->va + op->len;
+}
+
+/* Are all the I8 snapshots held operation by_op's own, or foreign already?  Then
+ * unmap_foreign_store() marks none of them for a store of by_op. */
+static bool snaps_all_own(const struct pt_checker *c, uint32_t by_op)
+{
+	for (unsigned k = 0; k < c->ncpu; k++)
+		for (unsigned i = 0; i < c->cpu[k].nsnap; i++)
+			if (c->cpu[k].snap[i].op != by_op && !c->cpu[k].snap[i].foreign)
+				return false;
+	return true;
+}
+
 /*
  * The run pt_machine_write_run() is about to make, judged whole when that is quick and its
  * stores' hooks would report nothing: true when it has made what those hooks would change
@@ -1086,33 +1117,48 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	const struct tinfo *ti = &r->ti;
 	unsigned level = (unsigned)r->level;
 	const uint64_t *old = r->latest + idx;
-	/* check_make() asks nothing per position of a leaf made without stale facts, and of a
-	 * page without stale positions */
-	bool makes_quiet = !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m));
-	bool old_tables = false;
+	if (ti->found && pt_machine_has_lock_rules(m))
+		return false;		/* check_lock_rule() at every store */
+
+	/* store_checks(): none asks anything of a store of an invalid entry but I12 and I8; of a
+	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
+	 * check_make() asks nothing per position of a leaf made without stale facts near it,
+	 * and (below level 3) without stale positions */
+	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m);
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t o = old[k], v = vals[k];
+		if (!pt_desc_valid(v))
+			continue;
 		bool leaf = pt_desc_is_leaf(v, level);
-		if (pt_desc_valid(o) && pt_desc_valid(v) && o != v && live_change_tag(m, level, o, v))
+		if (pt_desc_valid(o) && o != v && live_change_tag(m, level, o, v))
 			return false;
-		if (pt_desc_valid(v) && ti->found && (leaf ? !makes_quiet : pt_desc_is_table(v, level)))
+		if (leaf && ti->kernel)
+			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
+		if (!ti->found)
+			continue;
+		if (leaf && (walks || (facts && !leaf_facts_none(c, m, f, idx + k, level))))
 			return false;
 		/* check_make()'s "break-not-visible" needs a valid visible entry other than v where
 		 * the latest one is invalid */
-		if (pt_desc_valid(v) && ti->found && !pt_desc_valid(o)) {
-			uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
-			if (pt_desc_valid(vis) && vis != v)
-				return false;
-		}
-		if (leaf && ti->kernel)
-			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
-		old_tables |= pt_desc_is_table(o, level);
+		uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
+		if (!pt_desc_valid(o) && pt_desc_valid(vis) && vis != v)
+			return false;
 	}
-	/* I8: unmap_store() reads what a table descriptor it clears points to: not the run's own
-	 * table only when that is not one of its entries (left to the stores' hooks) */
-	bool unmaps = ti->found && !r->unmap_quiet;
-	if (ti->found && (pt_machine_has_lock_rules(m) || (unmaps && old_tables)))
-		return false;
+
+	/* I8: in an unmap the run is inside its range, so none of its stores takes a snapshot,
+	 * and no snapshot held is one unmap_foreign_store() would mark (none meets the run's VAs,
+	 * or all are the run's operation's own): unmap_store() does nothing at any store.  Else
+	 * it is called store by store, unless it would read what a table descriptor it clears
+	 * points to (perhaps this very table). */
+	const struct pt_opctx *op = pt_machine_op(m, cpu);
+	uint64_t size = pt_level_size(level), lo = ti->va + idx * size, hi = lo + n * size;
+	bool unmaps = ti->found && !r->unmap_quiet &&
+		      !(hi > lo && (!is_unmap(op) || run_inside_unmap(op, lo, hi)) &&
+			(!c->nsnap_all || hi <= c->snap_lo || lo >= c->snap_hi ||
+			 snaps_all_own(c, op->open ? op->id : 0)));
+	for (unsigned k = 0; unmaps && k < n; k++)
+		if (pt_desc_is_table(old[k], level))
+			return false;
 	if (r->level >= 2 && !run_groups_agree(c, m, n, vals))
 		return false;
 	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
@@ -1121,8 +1167,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 
 	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
 	for (unsigned k = 0; unmaps && k < n; k++)
-		unmap_store(c, cpu, ti, old[k], ti->va + (idx + k) * pt_level_size(level), level);
-	const struct pt_opctx *op = pt_machine_op(m, cpu);
+		unmap_store(c, cpu, ti, old[k], lo + k * size, level);
 	const unsigned gn = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
 	for (unsigned k = 0; r->level >= 2 && op->open && k < n; k++)
 		if ((old[k] | vals[k]) & PT_DESC_CONT) {
