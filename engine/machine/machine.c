@@ -2219,6 +2219,24 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 	}
 }
 
+/* write_run_stores() with no hook to call between its stores: no store hook, and no step hook
+ * (the op, if one is open, stays within its step bound).  The stores, then what their n
+ * events leave (event_enter() and event_leave() of each, at once: nothing in between sees
+ * the current event, the walk generation or the step count). */
+static void write_run_unobserved(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals,
+				 unsigned n, struct pt_table *t, uint32_t f, unsigned idx, struct cpu *c)
+{
+	for (unsigned i = 0; i < n; i++)
+		store_entry_at(m, NULL, t, f, idx + i, vals[i], c, false, i);
+	if (!event_keeps_tables(first->kind))
+		m->walk_gen += n;
+	if (c->op.open)
+		c->op.steps += n;
+	m->last_cpu = first->cpu;
+	m->event_index += n;
+	m->cur = NULL;
+}
+
 void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n)
 {
 	assert(first->kind == PT_EV_PT_WRITE && first->cpu < m->ncpus);
@@ -2247,13 +2265,17 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 	const struct pt_observer *obs = m->obs;
 	VEC_RESERVE(c->stores, n);
 	if (obs && obs->pt_store_run) {
-		if (obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu, vals))
-			write_run_stores(m, NULL, &ev, vals, n, t, f, idx, c, false);	/* judged whole */
-		else
+		if (!obs->pt_store_run(m->obs_ctx, m, f, idx, n, first->cpu, vals)) {
 			write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, true);
-	} else {
-		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, false);
+			return;
+		}
+		obs = NULL;	/* judged whole: no store hook */
 	}
+	bool in_bound = !c->op.open || (c->op.steps <= c->op.bound && c->op.bound - c->op.steps >= n);
+	if ((!obs || (!obs->pt_store && !obs->pt_stored)) && (!m->obs || in_bound))
+		write_run_unobserved(m, first, vals, n, t, f, idx, c);
+	else
+		write_run_stores(m, obs, &ev, vals, n, t, f, idx, c, false);
 }
 
 /* ---- queries ---- */
