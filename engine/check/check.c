@@ -1042,27 +1042,24 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
  * every subset of them, and cont_group_ok_store() finds each store's group consistent.  (The
  * cont memo it would update is a cache: it is checked against the entries before use.)
  */
-static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals)
+static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals,
+			     uint32_t touched)
 {
 	const struct store_run *r = &c->run;
 	const unsigned gn = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
 	uint64_t size = pt_level_size(r->level);
-	for (unsigned k = 0; k < n;) {
-		unsigned g = (r->idx + k) / gn, end = (g + 1) * gn - r->idx;
-		const uint64_t *e = r->latest + g * gn;
-		uint64_t cont = pt_machine_cont_group(m, r->frame, g) ? PT_DESC_CONT : 0;
-		unsigned k0 = k;
-		for (end = end < n ? end : n; k < end; k++)
-			cont |= r->latest[r->idx + k] | vals[k];
-		if (!(cont & PT_DESC_CONT))
+	for (unsigned g = r->idx / gn; g <= (r->idx + n - 1) / gn; g++) {
+		if (!(touched >> g & 1) && !pt_machine_cont_group(m, r->frame, g))
 			continue;	/* no CONT entry in the group, before or after any store */
+		const uint64_t *e = r->latest + g * gn;
+		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
 		struct cont_memo u = { .cont_and = PT_DESC_CONT };
 		for (unsigned i = 0; i < gn; i++)
 			if (pt_desc_is_leaf(e[i], r->level))
 				memo_add_leaf(&u, e[i], i, size);
-		for (unsigned j = k0; j < k; j++)
-			if (pt_desc_is_leaf(vals[j], r->level))
-				memo_add_leaf(&u, vals[j], (r->idx + j) % gn, size);
+		for (unsigned k = k0; k < k1 && k < n; k++)
+			if (pt_desc_is_leaf(vals[k], r->level))
+				memo_add_leaf(&u, vals[k], (r->idx + k) % gn, size);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
@@ -1125,8 +1122,12 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
 	 * and (below level 3) without stale positions */
 	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m);
+	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the run */
+	_Static_assert(PT_PTRS / PT_CONT_PTES <= 32 && PT_CONT_PTES == PT_CONT_PMDS, "a group per bit");
+	uint32_t touched = 0;
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t o = old[k], v = vals[k];
+		touched |= (uint32_t)!!((o | v) & PT_DESC_CONT) << ((idx + k) / PT_CONT_PTES);
 		if (!pt_desc_valid(v))
 			continue;
 		bool leaf = pt_desc_is_leaf(v, level);
@@ -1159,7 +1160,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	for (unsigned k = 0; unmaps && k < n; k++)
 		if (pt_desc_is_table(old[k], level))
 			return false;
-	if (r->level >= 2 && !run_groups_agree(c, m, n, vals))
+	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, touched))
 		return false;
 	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
 	if (ti->found && !check_lock_held(c, cpu, f, level, ti))
@@ -1168,12 +1169,8 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
 	for (unsigned k = 0; unmaps && k < n; k++)
 		unmap_store(c, cpu, ti, old[k], lo + k * size, level);
-	const unsigned gn = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
-	for (unsigned k = 0; r->level >= 2 && op->open && k < n; k++)
-		if ((old[k] | vals[k]) & PT_DESC_CONT) {
-			group_hold(c, cpu, op, f, (idx + k) / gn, r->level);
-			k = ((idx + k) / gn + 1) * gn - idx - 1;	/* the next group */
-		}
+	for (uint32_t g = r->level >= 2 && op->open ? touched : 0; g; g &= g - 1)
+		group_hold(c, cpu, op, f, (unsigned)__builtin_ctz(g), r->level);
 	return true;
 }
 
