@@ -201,6 +201,7 @@ struct pt_machine {
 	VEC(struct pt_fact) facts;	/* dense: index = fact id */
 	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
+	uint32_t facts_tail;		/* facts[facts_tail..n) are not in the two yet (the tail, see fact_append()) */
 	/* the reverse map, output -> frame << 9 | idx of the visible valid leaves: levels 2 and 3
 	 * in the frame chunks of their output (rmap_nodes, the free ones a list from rmap_free),
 	 * level 1 (rare) in rmap, key(oa base, 1) */
@@ -682,8 +683,61 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	fact_uncount(m, i);
 }
 
+/*
+ * The tail.  A drain that clears a run of a table's leaves (a munmap() of half a split THP clears
+ * 256) makes a stale fact of each, and the TLBI that follows removes them all, most of them never
+ * looked up by VA or output address in between.  So facts that fact_append() adds at consecutive
+ * VAs of one level, facts[facts_tail..n), join facts_by_va and facts_by_oa only when something
+ * needs them there (facts_index_tail()): before any other fact comes or goes, when a TLBI keeps
+ * part of them, or looks one up.  A query by VA finds the tail's fact at a VA by arithmetic
+ * (fact_tail_at()), one by output address scans the tail.  Nothing enters the indexes while there
+ * is a tail, and they keep each key's values in order through removals and growth, so each key's
+ * values come out as if the tail had been inserted all along: after every other value, in index
+ * order.
+ */
+static void facts_index_tail(struct pt_machine *m)
+{
+	for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
+		hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+	}
+	m->facts_tail = m->facts.n;
+}
+
+/* The index of the tail's fact at va, a level-`level` base, or UINT32_MAX: facts_by_va's last
+ * value for va_key(va, level) once the tail is in it. */
+static inline uint32_t fact_tail_at(const struct pt_machine *m, uint64_t va, unsigned level)
+{
+	if (m->facts_tail == m->facts.n)
+		return UINT32_MAX;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	if (first->level != level || va < first->va || va > last->va)
+		return UINT32_MAX;
+	return m->facts_tail + (uint32_t)((va - first->va) / pt_level_size((int)level));
+}
+
+/* Does a fact of the tail cover va? */
+static bool fact_tail_covers(const struct pt_machine *m, uint64_t va)
+{
+	if (m->facts_tail == m->facts.n)
+		return false;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	return va >= first->va && va - first->va <= last->va - first->va + (pt_level_size(last->level) - 1);
+}
+
+/* Would a fact at (va, level) keep the tail at consecutive VAs of one level (or start it)? */
+static inline bool fact_extends_tail(const struct pt_machine *m, uint64_t va, unsigned level)
+{
+	if (m->facts_tail == m->facts.n)
+		return true;
+	const struct pt_fact *last = &m->facts.v[m->facts.n - 1];
+	return last->level == level && va > last->va && va - last->va == pt_level_size((int)level);
+}
+
 static void fact_del(struct pt_machine *m, uint32_t i)
 {
+	facts_index_tail(m);	/* (the last fact moves into slot i) */
 	uint32_t last = m->facts.n - 1;
 	fact_unindex(m, i);
 	if (i != last) {
@@ -692,61 +746,53 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 		hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, l->desc), l->level), last, i);
 		m->facts.v[i] = *l;
 	}
-	m->facts.n--;
+	m->facts_tail = --m->facts.n;
 	if (!m->facts.n) {
 		m->facts_lo = UINT64_MAX;
 		m->facts_hi = 0;
 	}
 }
 
-/* Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one.
- * (Inline: each caller's loop passes its eleven arguments without a call's cost.) */
-static inline __attribute__((always_inline)) void fact_add(struct pt_machine *m, uint64_t va, unsigned level,
-							    uint64_t desc, bool global, uint16_t asid,
-							    uint64_t cpumask, uint64_t since, uint64_t seq,
-							    unsigned by_cpu, uint32_t op)
+/*
+ * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
+ * appended to facts[] and counted, as the tail's last: the tail is empty, or fact_extends_tail().
+ * (Inline: each caller's loop passes its eleven arguments without a call's cost.)
+ */
+static inline __attribute__((always_inline)) void fact_append(struct pt_machine *m, uint64_t va, unsigned level,
+							       uint64_t desc, bool global, uint16_t asid,
+							       uint64_t cpumask, uint64_t since, uint64_t seq,
+							       unsigned by_cpu, uint32_t op)
 {
+	assert(fact_extends_tail(m, va, level));
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
-	/* the facts at key, in the order hmap_first()/hmap_next() give them: the slots from the
-	 * key's home to the first empty one, which is where hmap_insert() puts a new value */
-	uint64_t key = va_key(va, level);
-	struct hmap *h = &m->facts_by_va;
-	uint64_t s = hmap_mix(key) & h->mask;
-	for (; h->slot[s].key != HMAP_EMPTY; s = (s + 1) & h->mask) {
-		if (h->slot[s].key != key)
-			continue;
-		struct pt_fact *f = &m->facts.v[h->slot[s].val];
-		if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
-			f->cpumask |= cpumask;
-			if (seq > f->seq) {
-				f->seq = seq;
-				f->since = since;
-				f->by_cpu = (uint16_t)by_cpu;
-				f->op = op;
+	/* an equal fact has this VA: not the tail's, so an indexed one, and there is none when every
+	 * fact of this level is the tail's */
+	if (m->nfacts_at[level] != m->facts.n - m->facts_tail) {
+		uint64_t key = va_key(va, level);
+		for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
+		     it = hmap_next(&m->facts_by_va, key, it)) {
+			struct pt_fact *f = &m->facts.v[hmap_val(&m->facts_by_va, it)];
+			if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
+				f->cpumask |= cpumask;
+				if (seq > f->seq) {
+					f->seq = seq;
+					f->since = since;
+					f->by_cpu = (uint16_t)by_cpu;
+					f->op = op;
+				}
+				return;
 			}
-			return;
 		}
 	}
 	VEC_RESERVE(m->facts, 1);
-	uint32_t i = m->facts.n++;
-	m->facts.v[i] = (struct pt_fact){
+	m->facts.v[m->facts.n++] = (struct pt_fact){
 		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
 		.global = global, .level = (uint8_t)level, .in_use = 1,
 		.by_cpu = (uint16_t)by_cpu, .op = op,
 	};
-	/* indexed by VA at the slot the scan stopped at, unless the map must grow first (a growth
-	 * moves every slot, and keeps the order of a key's values: hmap_grow()) */
-	if ((h->count + 1) * 2 > h->mask + 1) {
-		hmap_insert(h, key, i);
-	} else {
-		h->slot[s].key = key;
-		h->slot[s].val = i;
-		h->count++;
-	}
-	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, desc), level), i);
 	m->facts_gen++;
 	m->nfacts_at[level]++;
 	if (level >= 2)
@@ -755,6 +801,15 @@ static inline __attribute__((always_inline)) void fact_add(struct pt_machine *m,
 		m->facts_lo = va;
 	if (va + (pt_level_size((int)level) - 1) > m->facts_hi)
 		m->facts_hi = va + (pt_level_size((int)level) - 1);
+}
+
+/* fact_append(), indexed at once (and the tail before it). */
+static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
+		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op)
+{
+	facts_index_tail(m);
+	fact_append(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op);
+	facts_index_tail(m);
 }
 
 /* Permissions a leaf grants, to tell a harmless change (more permissive or equal) from a reducing one. */
@@ -899,8 +954,18 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 		return;
 	uint64_t size = pt_level_size(level);
 	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
+	const struct pt_pos *pp = &m->pos.v[t->first_pos];
+	if (pp->next == NO_POS) {
+		/* one position (a process's table): a run of such leaves grows one tail */
+		uint64_t va = pp->va + idx * size;
+		if (!fact_extends_tail(m, va, (unsigned)level))
+			facts_index_tail(m);
+		fact_append(m, va, (unsigned)level, old, pp->global, pp->asid,
+			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+		return;
+	}
 	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-		const struct pt_pos *pp = &m->pos.v[p];
+		pp = &m->pos.v[p];
 		fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
 			 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
 	}
@@ -1112,7 +1177,7 @@ static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match 
  */
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
-	uint32_t n = m->facts.n, gone = 0, stack_map[512];
+	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, tail_kept = 0, stack_map[512];
 	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
 	if (!map)
 		abort();
@@ -1122,10 +1187,17 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 			gone++;
 		} else {
 			map[i] = i;
+			tail_kept += i >= tail;
 		}
 	}
 	if (!gone)
 		goto out;
+	/* a tail that goes whole never joins the indexes (and stays at the end until it goes);
+	 * another is indexed first, as it would have been all along */
+	if (tail_kept) {
+		facts_index_tail(m);
+		tail = n;
+	}
 	/* fact_del() of each fact that goes, in index order, the last ones popped */
 	uint32_t last = n;
 	for (uint32_t i = 0; i < last; i++) {
@@ -1138,7 +1210,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 			break;
 		map[last] = i;
 	}
-	bool bulk = gone * FACTS_REMAP_RATIO > m->facts_by_va.mask;
+	bool bulk = (gone - (n - tail)) * FACTS_REMAP_RATIO > m->facts_by_va.mask;
 	if (bulk) {
 		hmap_remap(&m->facts_by_va, map);
 		hmap_remap(&m->facts_by_oa, map);
@@ -1146,7 +1218,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		if (map[i] == HMAP_REMAP_DEL) {
-			if (bulk)
+			if (bulk || i >= tail)
 				fact_uncount(m, i);
 			else
 				fact_unindex(m, i);
@@ -1159,7 +1231,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	for (uint32_t i = last; i < n; i++)
 		if (map[i] != HMAP_REMAP_DEL)
 			m->facts.v[map[i]] = m->facts.v[i];
-	m->facts.n = last;
+	m->facts.n = m->facts_tail = last;
 	if (!m->facts.n) {
 		m->facts_lo = UINT64_MAX;
 		m->facts_hi = 0;
@@ -1175,6 +1247,8 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 
 	/* leaves: single-page forms by lookup, the rest by scan */
 	if (t->size == pt_level_size(3)) {
+		if (fact_tail_covers(m, t->va))
+			facts_index_tail(m);	/* its fact there is looked up below */
 		for (unsigned level = 1; level <= 3; level++) {
 			if (!m->nfacts_at[level] || (level >= 2 && !m->nfacts_in[fact_region(t->va)]))
 				continue;	/* (a fact of level 2 or 3 at t->va is in its region) */
@@ -1900,15 +1974,17 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	 * their keys' slots are all the fact indexes hold, so these are emptied at the capacity they
 	 * grew to (the order of a key's values does not depend on it: hmap_grow()), without a memset
 	 * of every slot, and without growing again next session */
-	assert(m->facts_by_va.count == m->facts.n && m->facts_by_oa.count == m->facts.n);
+	assert(m->facts_by_va.count == m->facts_tail && m->facts_by_oa.count == m->facts_tail);
 	for (uint32_t i = 0; i < m->facts.n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		m->nfacts_in[fact_region(f->va)] = 0;
+		if (i >= m->facts_tail)
+			continue;
 		hmap_clear_run(&m->facts_by_va, va_key(f->va, f->level));
 		hmap_clear_run(&m->facts_by_oa, va_key(pt_desc_oa_fmt(f->desc, lpa2), f->level));
 	}
 	assert(!m->facts_by_va.count && !m->facts_by_oa.count);
-	m->facts.n = 0;
+	m->facts.n = m->facts_tail = 0;
 	m->facts_gen++;
 	m->facts_lo = UINT64_MAX;
 	m->facts_hi = 0;
@@ -2519,6 +2595,12 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 	return h;
 }
 
+/* Does fact f's output cover pa? */
+static bool fact_maps(const struct pt_machine *m, const struct pt_fact *f, uint64_t pa)
+{
+	return desc_oa(m, f->desc) <= pa && pa < desc_oa(m, f->desc) + pt_level_size(f->level);
+}
+
 uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint32_t *out, uint32_t max)
 {
 	uint32_t n = 0;
@@ -2529,8 +2611,13 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 		for (uint64_t it = hmap_first(&m->facts_by_oa, key); it != HMAP_END;
 		     it = hmap_next(&m->facts_by_oa, key, it)) {
 			uint32_t i = (uint32_t)hmap_val(&m->facts_by_oa, it);
+			if (fact_maps(m, &m->facts.v[i], pa) && n < max)
+				out[n++] = i;
+		}
+		/* the key's values in the tail come last, in index order */
+		for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
 			const struct pt_fact *f = &m->facts.v[i];
-			if (desc_oa(m, f->desc) <= pa && pa < desc_oa(m, f->desc) + pt_level_size(f->level) && n < max)
+			if (va_key(desc_oa(m, f->desc), f->level) == key && fact_maps(m, f, pa) && n < max)
 				out[n++] = i;
 		}
 	}
@@ -2649,6 +2736,9 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 			     it = hmap_next(&m->facts_by_va, key, it))
 				if (n < max)
 					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
+			uint32_t i = fact_tail_at(m, a, level);
+			if (i != UINT32_MAX && n < max)
+				out[n++] = i;
 			if (!step || a + step - 1 >= last)
 				break;	/* the level's last entry in reach, the top of the VA space included */
 		}
