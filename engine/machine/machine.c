@@ -1154,13 +1154,39 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 
 /* A TLBI of `clear`'s CPUs reaching fact i: whether it removes the fact (from the last CPU
  * that may cache it); a fact it matches that stays cached elsewhere loses those CPUs. */
+static inline bool tlbi_reaches_fact(const struct tlbi_leaf_match *lm, const struct pt_fact *f)
+{
+	return f->seq < lm->seq && tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level);
+}
+
 static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear, uint32_t i)
 {
 	struct pt_fact *f = &m->facts.v[i];
-	if (f->seq >= lm->seq || !tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level))
+	if (!tlbi_reaches_fact(lm, f))
 		return false;
 	f->cpumask &= ~clear;
 	return !f->cpumask;
+}
+
+/*
+ * The tail goes first if the TLBI removes every fact of it (what it changes in them goes with
+ * them).  It is the end of facts[] and in no index, and with its facts at the end, all going,
+ * the compaction of the others is the one it would be with them: they are popped first.
+ */
+static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
+{
+	for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		if (!tlbi_reaches_fact(lm, f) || (f->cpumask & ~clear))
+			return;
+	}
+	for (uint32_t i = m->facts_tail; i < m->facts.n; i++)
+		fact_uncount(m, i);
+	m->facts.n = m->facts_tail;
+	if (!m->facts.n) {
+		m->facts_lo = UINT64_MAX;
+		m->facts_hi = 0;
+	}
 }
 
 /* Facts removed by one TLBI from which the fact indexes are cleared in one pass (hmap_remap())
@@ -1177,6 +1203,7 @@ static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match 
  */
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
+	tlbi_clear_tail(m, lm, clear);
 	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, tail_kept = 0, stack_map[512];
 	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
 	if (!map)
@@ -1192,8 +1219,8 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	}
 	if (!gone)
 		goto out;
-	/* a tail that goes whole never joins the indexes (and stays at the end until it goes);
-	 * another is indexed first, as it would have been all along */
+	/* a tail that goes whole never joins the indexes (tlbi_clear_tail() takes it if that is all
+	 * it is); another is indexed first, as it would have been all along */
 	if (tail_kept) {
 		facts_index_tail(m);
 		tail = n;
