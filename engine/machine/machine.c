@@ -687,9 +687,10 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
  * The tail.  A drain that clears a run of a table's leaves (a munmap() of half a split THP clears
  * 256) makes a stale fact of each, and the TLBI that follows removes them all, most of them never
  * looked up by VA or output address in between.  So facts that fact_append() adds at consecutive
- * VAs of one level, facts[facts_tail..n), join facts_by_va and facts_by_oa only when something
- * needs them there (facts_index_tail()): before any other fact comes or goes, when a TLBI keeps
- * part of them, or looks one up.  A query by VA finds the tail's fact at a VA by arithmetic
+ * VAs of one level, alike but for their VAs, descriptors and stamps (seq not going down),
+ * facts[facts_tail..n), join facts_by_va and facts_by_oa only when something needs them there
+ * (facts_index_tail()): before any other fact comes or goes, when a TLBI reaches some of them
+ * without removing all, or looks one up.  A query by VA finds the tail's fact at a VA by arithmetic
  * (fact_tail_at()), one by output address scans the tail.  Nothing enters the indexes while there
  * is a tail, and they keep each key's values in order through removals and growth, so each key's
  * values come out as if the tail had been inserted all along: after every other value, in index
@@ -726,13 +727,26 @@ static bool fact_tail_covers(const struct pt_machine *m, uint64_t va)
 	return va >= first->va && va - first->va <= last->va - first->va + (pt_level_size(last->level) - 1);
 }
 
-/* Would a fact at (va, level) keep the tail at consecutive VAs of one level (or start it)? */
-static inline bool fact_extends_tail(const struct pt_machine *m, uint64_t va, unsigned level)
+/* Would a new fact f keep the tail as it is (see above), or start it? */
+static inline bool fact_extends_tail(const struct pt_machine *m, const struct pt_fact *f)
 {
 	if (m->facts_tail == m->facts.n)
 		return true;
 	const struct pt_fact *last = &m->facts.v[m->facts.n - 1];
-	return last->level == level && va > last->va && va - last->va == pt_level_size((int)level);
+	return last->level == f->level && f->va > last->va && f->va - last->va == pt_level_size(f->level) &&
+	       f->seq >= last->seq && f->cpumask == last->cpumask && f->asid == last->asid &&
+	       f->global == last->global;
+}
+
+/* Is no indexed fact of level at va?  Every fact of the level is the tail's; or, at level 3, the
+ * tail lies in va's 2 MiB region (it runs from there up to va) and is all that region counts. */
+static inline bool fact_none_indexed_at(const struct pt_machine *m, uint64_t va, unsigned level)
+{
+	uint32_t tail_n = m->facts.n - m->facts_tail;
+	if (m->nfacts_at[level] == tail_n)
+		return true;
+	return level >= 2 && m->nfacts_in[fact_region(va)] == tail_n &&
+	       (!tail_n || m->facts.v[m->facts_tail].va >> FACT_REGION_SHIFT == va >> FACT_REGION_SHIFT);
 }
 
 static void fact_del(struct pt_machine *m, uint32_t i)
@@ -755,7 +769,7 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 
 /*
  * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
- * appended to facts[] and counted, as the tail's last: the tail is empty, or fact_extends_tail().
+ * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
  * (Inline: each caller's loop passes its eleven arguments without a call's cost.)
  */
 static inline __attribute__((always_inline)) void fact_append(struct pt_machine *m, uint64_t va, unsigned level,
@@ -763,14 +777,19 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 							       uint64_t cpumask, uint64_t since, uint64_t seq,
 							       unsigned by_cpu, uint32_t op)
 {
-	assert(fact_extends_tail(m, va, level));
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
-	/* an equal fact has this VA: not the tail's, so an indexed one, and there is none when every
-	 * fact of this level is the tail's */
-	if (m->nfacts_at[level] != m->facts.n - m->facts_tail) {
+	struct pt_fact nf = {
+		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
+		.global = global, .level = (uint8_t)level, .in_use = 1,
+		.by_cpu = (uint16_t)by_cpu, .op = op,
+	};
+	if (!fact_extends_tail(m, &nf))
+		facts_index_tail(m);
+	/* an equal fact has this VA: not the tail's, so an indexed one */
+	if (!fact_none_indexed_at(m, va, level)) {
 		uint64_t key = va_key(va, level);
 		for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
 		     it = hmap_next(&m->facts_by_va, key, it)) {
@@ -788,11 +807,7 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 		}
 	}
 	VEC_RESERVE(m->facts, 1);
-	m->facts.v[m->facts.n++] = (struct pt_fact){
-		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
-		.global = global, .level = (uint8_t)level, .in_use = 1,
-		.by_cpu = (uint16_t)by_cpu, .op = op,
-	};
+	m->facts.v[m->facts.n++] = nf;
 	m->facts_gen++;
 	m->nfacts_at[level]++;
 	if (level >= 2)
@@ -957,10 +972,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	const struct pt_pos *pp = &m->pos.v[t->first_pos];
 	if (pp->next == NO_POS) {
 		/* one position (a process's table): a run of such leaves grows one tail */
-		uint64_t va = pp->va + idx * size;
-		if (!fact_extends_tail(m, va, (unsigned)level))
-			facts_index_tail(m);
-		fact_append(m, va, (unsigned)level, old, pp->global, pp->asid,
+		fact_append(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
 			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
 		return;
 	}
@@ -1159,27 +1171,21 @@ static inline bool tlbi_reaches_fact(const struct tlbi_leaf_match *lm, const str
 	return f->seq < lm->seq && tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level);
 }
 
-static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear, uint32_t i)
-{
-	struct pt_fact *f = &m->facts.v[i];
-	if (!tlbi_reaches_fact(lm, f))
-		return false;
-	f->cpumask &= ~clear;
-	return !f->cpumask;
-}
-
 /*
  * The tail goes first if the TLBI removes every fact of it (what it changes in them goes with
  * them).  It is the end of facts[] and in no index, and with its facts at the end, all going,
- * the compaction of the others is the one it would be with them: they are popped first.
+ * the compaction of the others is the one it would be with them: they are popped first.  Its
+ * facts differ in VA, consecutive, and seq, not going down, and a TLBI matches a range of VAs:
+ * it reaches them all if it reaches the first and the last, and removes them all if it leaves
+ * none of the CPUs they share.
  */
 static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
-	for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
-		const struct pt_fact *f = &m->facts.v[i];
-		if (!tlbi_reaches_fact(lm, f) || (f->cpumask & ~clear))
-			return;
-	}
+	if (m->facts_tail == m->facts.n)
+		return;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	if (!tlbi_reaches_fact(lm, first) || !tlbi_reaches_fact(lm, last) || (first->cpumask & ~clear))
+		return;
 	for (uint32_t i = m->facts_tail; i < m->facts.n; i++)
 		fact_uncount(m, i);
 	m->facts.n = m->facts_tail;
@@ -1204,27 +1210,31 @@ static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
 	tlbi_clear_tail(m, lm, clear);
-	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, tail_kept = 0, stack_map[512];
+	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, stack_map[512];
+	bool tail_reached = false;
 	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
 	if (!map)
 		abort();
 	for (uint32_t i = 0; i < n; i++) {
-		if (tlbi_clears_fact(m, lm, clear, i)) {
+		/* a fact reached by a TLBI of `clear`'s CPUs goes with the last CPU that may cache it */
+		struct pt_fact *f = &m->facts.v[i];
+		map[i] = i;
+		if (!tlbi_reaches_fact(lm, f))
+			continue;
+		tail_reached |= i >= tail;
+		f->cpumask &= ~clear;
+		if (!f->cpumask) {
 			map[i] = HMAP_REMAP_DEL;
 			gone++;
-		} else {
-			map[i] = i;
-			tail_kept += i >= tail;
 		}
 	}
+	/* a tail that goes whole never joins the indexes (tlbi_clear_tail() took it); one that the
+	 * TLBI reached (its facts now differ in CPUs), or whose facts the compaction below moves, is
+	 * indexed, as it would have been all along */
+	if (tail != n && (tail_reached || gone))
+		facts_index_tail(m);
 	if (!gone)
 		goto out;
-	/* a tail that goes whole never joins the indexes (tlbi_clear_tail() takes it if that is all
-	 * it is); another is indexed first, as it would have been all along */
-	if (tail_kept) {
-		facts_index_tail(m);
-		tail = n;
-	}
 	/* fact_del() of each fact that goes, in index order, the last ones popped */
 	uint32_t last = n;
 	for (uint32_t i = 0; i < last; i++) {
@@ -1237,7 +1247,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 			break;
 		map[last] = i;
 	}
-	bool bulk = (gone - (n - tail)) * FACTS_REMAP_RATIO > m->facts_by_va.mask;
+	bool bulk = gone * FACTS_REMAP_RATIO > m->facts_by_va.mask;
 	if (bulk) {
 		hmap_remap(&m->facts_by_va, map);
 		hmap_remap(&m->facts_by_oa, map);
@@ -1245,7 +1255,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		if (map[i] == HMAP_REMAP_DEL) {
-			if (bulk || i >= tail)
+			if (bulk)
 				fact_uncount(m, i);
 			else
 				fact_unindex(m, i);
