@@ -727,15 +727,15 @@ static bool fact_tail_covers(const struct pt_machine *m, uint64_t va)
 	return va >= first->va && va - first->va <= last->va - first->va + (pt_level_size(last->level) - 1);
 }
 
-/* Would a new fact f keep the tail as it is (see above), or start it? */
-static inline bool fact_extends_tail(const struct pt_machine *m, const struct pt_fact *f)
+/* Would a new fact keep the tail as it is (see above), or start it? */
+static inline bool fact_extends_tail(const struct pt_machine *m, uint64_t va, unsigned level, bool global,
+				     uint16_t asid, uint64_t cpumask, uint64_t seq)
 {
 	if (m->facts_tail == m->facts.n)
 		return true;
 	const struct pt_fact *last = &m->facts.v[m->facts.n - 1];
-	return last->level == f->level && f->va > last->va && f->va - last->va == pt_level_size(f->level) &&
-	       f->seq >= last->seq && f->cpumask == last->cpumask && f->asid == last->asid &&
-	       f->global == last->global;
+	return va - last->va == pt_level_size((int)level) && va > last->va && last->level == level &&
+	       seq >= last->seq && cpumask == last->cpumask && asid == last->asid && global == last->global;
 }
 
 /* Is no indexed fact of level at va?  Every fact of the level is the tail's; or, at level 3, the
@@ -781,12 +781,7 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
-	struct pt_fact nf = {
-		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
-		.global = global, .level = (uint8_t)level, .in_use = 1,
-		.by_cpu = (uint16_t)by_cpu, .op = op,
-	};
-	if (!fact_extends_tail(m, &nf))
+	if (!fact_extends_tail(m, va, level, global, asid, cpumask, seq))
 		facts_index_tail(m);
 	/* an equal fact has this VA: not the tail's, so an indexed one */
 	if (!fact_none_indexed_at(m, va, level)) {
@@ -807,7 +802,11 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 		}
 	}
 	VEC_RESERVE(m->facts, 1);
-	m->facts.v[m->facts.n++] = nf;
+	m->facts.v[m->facts.n++] = (struct pt_fact){
+		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
+		.global = global, .level = (uint8_t)level, .in_use = 1,
+		.by_cpu = (uint16_t)by_cpu, .op = op,
+	};
 	m->facts_gen++;
 	m->nfacts_at[level]++;
 	if (level >= 2)
