@@ -1559,21 +1559,28 @@ static void frame_release(struct pt_machine *m, uint32_t f)
  * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
  * goes, the tables among them released before the next page is judged): a frame made where
  * there is none, as for_each_page_frame() would, but with a chunk lookup per 2 MiB and the
- * release of a data page (all of a folio's) in the loop, not a call per page.
+ * release of a data page (all of a folio's) in the loop, not a call per page.  With
+ * tables_only, the frame_free hook is called for the tables among them only (the observer's
+ * frame_free_run() vouched for the others).  True if the first page was a table's before it.
  */
-static void page_free(struct pt_machine *m, const struct pt_event *ev)
+static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *m, const struct pt_event *ev,
+							     bool tables_only)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
 	void (*hook)(void *, struct pt_machine *, uint32_t) = m->obs ? m->obs->frame_free : NULL;
+	bool first_table = false;
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
 			uint32_t f = chunk_slot_frame(m, c, k, pfn + i);
-			if (hook)
-				hook(m->obs_ctx, m, f);
+			/* the hooks only read: the frame stays where it is */
 			struct pt_frame *fr = &m->frames.v[f];
+			if (i == 0)
+				first_table = fr->state == PT_FS_TABLE;
+			if (hook && (!tables_only || fr->state == PT_FS_TABLE))
+				hook(m->obs_ctx, m, f);
 			if (fr->state == PT_FS_TABLE && fr->tbl) {
 				frame_release(m, f);
 				continue;
@@ -1583,6 +1590,12 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 			fr->latest_space = 0;
 		}
 	}
+	return first_table;
+}
+
+static void page_free(struct pt_machine *m, const struct pt_event *ev)
+{
+	free_pages(m, ev, false);
 }
 
 /* ---- stores ---- */
@@ -2177,6 +2190,25 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	}
 	event_leave(m, ev);
 	return 0;
+}
+
+unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
+{
+	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
+	uint64_t lo = first->pa >> PT_PAGE_SHIFT << PT_PAGE_SHIFT;
+	uint64_t hi = lo + ((uint64_t)n << (PT_PAGE_SHIFT + first->order));
+	const struct pt_observer *obs = m->obs;
+	/* a run that wraps past the top of the physical space gets no run hook */
+	bool tables_only = obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
+	struct pt_event ev = *first;
+	unsigned tables = 0;
+	for (unsigned i = 0; i < n; i++) {
+		ev.pa = first->pa + ((uint64_t)i << (PT_PAGE_SHIFT + first->order));
+		event_enter(m, &ev);
+		tables += free_pages(m, &ev, tables_only);
+		event_leave(m, &ev);
+	}
+	return tables;
 }
 
 void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, unsigned n)

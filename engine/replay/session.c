@@ -31,6 +31,7 @@ struct pt_session {
 
 static void count(struct pt_session *s, const struct pt_event *ev);
 static void count_free(struct pt_session *s, const struct pt_event *ev);
+static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables);
 
 /* The mm model's arch events: run them on the machine, attribute their cost to the op. */
 static void model_emit(void *ctx, const struct pt_event *ev)
@@ -93,11 +94,8 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 		pt_machine_write_run(s->m, first, vals, n);
 	} else if (first->kind == PT_EV_PAGE_FREE) {
 		/* each free is counted by what its frame was before it (count_free()) */
-		for (unsigned i = 0; i < n; i++) {
-			run_event(&ev, first, vals, i);
-			count_free(s, &ev);
-			pt_machine_event(s->m, &ev);
-		}
+		unsigned tables = pt_machine_free_run(s->m, first, n);
+		count_frees(s, first->order, n - tables, tables);
 	} else {
 		pt_machine_access_run(s->m, first, n);
 	}
@@ -234,18 +232,24 @@ static void count(struct pt_session *s, const struct pt_event *ev)
 	}
 }
 
+/* Frees of `pages` blocks of 2^order pages and of `tables` tables. */
+static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables)
+{
+	uint64_t np = (uint64_t)pages << order;
+	s->k.tables_freed += tables;
+	s->k.pages_freed += np;
+	if (s->op) {
+		s->op->tables_freed += tables;
+		s->op->pages_freed += np;
+	}
+}
+
+/* A page_free is a table's free if its first page is a table before it. */
 static void count_free(struct pt_session *s, const struct pt_event *ev)
 {
 	uint32_t f = pt_machine_lookup(s->m, ev->pa);
 	bool table = f != PT_NO_FRAME && pt_machine_frame(s->m, f)->state == PT_FS_TABLE;
-	uint64_t *tf = table ? &s->k.tables_freed : &s->k.pages_freed;
-	*tf += table ? 1 : 1ull << ev->order;
-	if (s->op) {
-		if (table)
-			s->op->tables_freed++;
-		else
-			s->op->pages_freed += 1ull << ev->order;
-	}
+	count_frees(s, ev->order, !table, table);
 }
 
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
