@@ -1504,26 +1504,33 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
-	/* what every new frame of the folio holds but its pfn and page id: copied, not built per page */
-	const struct pt_frame fresh = { .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
-					.alloc_event = m->event_index };
+	const uint8_t order = ev->order, node = ev->node;
+	const uint64_t alloc_event = m->event_index;
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
 		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
 		/* the frames this chunk's part may add, at once (data_page_alloc() adds none) */
 		VEC_RESERVE(m->frames, hi - lo);
+		/* the frame count and the page ids in locals (stores to the frames could alias
+		 * them), back in m for a data_page_alloc() (which adds no frame) and at the end */
+		struct pt_frame *v = m->frames.v;
+		uint32_t nf = m->frames.n;
+		uint64_t id = m->next_page_id;
 		for (unsigned k = lo; k < hi; k++, i++) {
 			if (c->idx[k] != PT_NO_FRAME) {
+				m->frames.n = nf;
+				m->next_page_id = id;
 				data_page_alloc(m, c->idx[k], ev);
+				id = m->next_page_id;
 				continue;
 			}
-			struct pt_frame *fr = &m->frames.v[m->frames.n];
-			*fr = fresh;
-			fr->pfn = pfn + i;
-			fr->page_id = ++m->next_page_id;
-			c->idx[k] = m->frames.n++;
+			v[nf] = (struct pt_frame){ .pfn = pfn + i, .state = PT_FS_DATA, .order = order,
+						   .node = node, .page_id = ++id, .alloc_event = alloc_event };
+			c->idx[k] = nf++;
 		}
+		m->frames.n = nf;
+		m->next_page_id = id;
 	}
 }
 
@@ -1763,6 +1770,7 @@ static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool crea
 		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
 		VEC_PUSH(m->lock_states, z);
 		i = m->lock_states.n - 1;
+
 		hmap_insert(&m->locks, k, i);
 	}
 	return &m->lock_states.v[i];
