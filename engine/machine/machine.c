@@ -227,6 +227,9 @@ struct pt_machine {
 	 * so that a lock or unlock finds its holder and its last release with one lookup */
 	struct hmap locks;
 	VEC(struct lock_state) lock_states;
+	/* lock_states.v[0..lock_bufs) hold release-set buffers (rel.e, rel.cap), kept through a
+	 * reset for the records that take their places (a trace's locks are much the same each time) */
+	uint32_t lock_bufs;
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
@@ -1768,9 +1771,15 @@ static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool crea
 		if (!create)
 			return NULL;
 		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
+		if (m->lock_states.n < m->lock_bufs) {
+			/* the buffer of the record this one replaces, emptied (n = 0) */
+			z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
+			z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
+		}
 		VEC_PUSH(m->lock_states, z);
 		i = m->lock_states.n - 1;
-
+		if (m->lock_bufs < m->lock_states.n)
+			m->lock_bufs = m->lock_states.n;
 		hmap_insert(&m->locks, k, i);
 	}
 	return &m->lock_states.v[i];
@@ -1944,9 +1953,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
-	for (uint32_t i = 0; i < m->lock_states.n; i++)
-		free(m->lock_states.v[i].rel.e);
-	m->lock_states.n = 0;
+	m->lock_states.n = 0;	/* their release buffers stay for the next records (lock_bufs) */
 	hmap_reset(&m->parked, LOG2_PARKED);
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
@@ -2004,7 +2011,7 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->rmap);
 	free(m->rmap_nodes.v);
 	hmap_destroy(&m->locks);
-	for (uint32_t i = 0; i < m->lock_states.n; i++)
+	for (uint32_t i = 0; i < m->lock_bufs; i++)
 		free(m->lock_states.v[i].rel.e);
 	free(m->lock_states.v);
 	hmap_destroy(&m->parked);

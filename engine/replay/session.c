@@ -186,47 +186,56 @@ void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
 	d->pages_freed += o->pages_freed;
 }
 
-static void count_op(struct pt_op_costs *o, const struct pt_event *ev)
-{
-	switch (ev->kind) {
-	case PT_EV_TLBI: if (ev->op < PT_TLBI_COUNT) o->tlbi_by_op[ev->op]++; break;
-	case PT_EV_DSB: o->dsb++; break;
-	case PT_EV_DMB: o->dmb++; break;
-	case PT_EV_ISB: o->isb++; break;
-	case PT_EV_PT_WRITE:
-		o->pt_writes++;
-		if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
-			o->cont_writes++;
-		break;
-	case PT_EV_PAGE_ALLOC:
-		if (ev->op == PT_FRAME_TABLE)
-			o->tables_alloc++;
-		else
-			o->pages_alloc += 1ull << ev->order;
-		break;
-	default: break;
-	}
-}
-
+/* An event's counts, the session's and (o, unless NULL) the running op's: one switch for both */
 static void count(struct pt_session *s, const struct pt_event *ev)
 {
 	struct pt_counters *k = &s->k;
-	if (s->op)
-		count_op(s->op, ev);
+	struct pt_op_costs *o = s->op;
 	k->events++;
 	if (ev->kind < PT_EV_KIND_COUNT)
 		k->by_kind[ev->kind]++;
 	switch (ev->kind) {
-	case PT_EV_TLBI: if (ev->op < PT_TLBI_COUNT) k->tlbi_by_op[ev->op]++; break;
-	case PT_EV_DSB: if (ev->op < PT_BAR_COUNT) k->dsb_by_dom[ev->op]++; break;
-	case PT_EV_DMB: k->dmb++; break;
-	case PT_EV_ISB: k->isb++; break;
-	case PT_EV_PT_WRITE: k->pt_writes++; break;
+	case PT_EV_TLBI:
+		if (ev->op < PT_TLBI_COUNT) {
+			k->tlbi_by_op[ev->op]++;
+			if (o)
+				o->tlbi_by_op[ev->op]++;
+		}
+		break;
+	case PT_EV_DSB:
+		if (ev->op < PT_BAR_COUNT)
+			k->dsb_by_dom[ev->op]++;
+		if (o)
+			o->dsb++;
+		break;
+	case PT_EV_DMB:
+		k->dmb++;
+		if (o)
+			o->dmb++;
+		break;
+	case PT_EV_ISB:
+		k->isb++;
+		if (o)
+			o->isb++;
+		break;
+	case PT_EV_PT_WRITE:
+		k->pt_writes++;
+		if (o) {
+			o->pt_writes++;
+			if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
+				o->cont_writes++;
+		}
+		break;
 	case PT_EV_PAGE_ALLOC:
-		if (ev->op == PT_FRAME_TABLE)
+		if (ev->op == PT_FRAME_TABLE) {
 			k->tables_alloc++;
-		else
+			if (o)
+				o->tables_alloc++;
+		} else {
 			k->pages_alloc += 1ull << ev->order;
+			if (o)
+				o->pages_alloc += 1ull << ev->order;
+		}
 		break;
 	default: break;
 	}
