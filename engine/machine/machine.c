@@ -230,6 +230,12 @@ struct pt_machine {
 	/* lock_states.v[0..lock_bufs) hold release-set buffers (rel.e, rel.cap), kept through a
 	 * reset for the records that take their places (a trace's locks are much the same each time) */
 	uint32_t lock_bufs;
+	/* the last lock lock_state() found or made: its class, key and record (UINT32_MAX: none).
+	 * A lock is mostly released, or waited for and taken again, right after it was taken: one
+	 * compare instead of a hash and a probe (the same (class, key) is the same lock_key()) */
+	uint8_t lock_memo_cls;
+	uint64_t lock_memo_key;
+	uint32_t lock_memo;
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
@@ -1603,9 +1609,20 @@ static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *
 	return first_table;
 }
 
+/* The observer's frame_free_run() for the n pages from pa on, about to be freed: true if it
+ * vouches for those that are not tables.  (None for a range that wraps past the top.) */
+static bool free_run_vouched(struct pt_machine *m, uint64_t pa, uint64_t n)
+{
+	const struct pt_observer *obs = m->obs;
+	uint64_t lo = pa >> PT_PAGE_SHIFT << PT_PAGE_SHIFT, hi = lo + (n << PT_PAGE_SHIFT);
+	return obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
+}
+
 static void page_free(struct pt_machine *m, const struct pt_event *ev)
 {
-	free_pages(m, ev, false);
+	/* a folio of 16 pages or more is a run of its own, judged at once (a smaller one is
+	 * mostly part of a run of page_free events, pt_machine_free_run()) */
+	free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
 }
 
 /* ---- stores ---- */
@@ -1763,13 +1780,22 @@ static void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
 	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
 }
 
-/* The record of lock k, made (free, never released) if there is none and create is set. */
-static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool create)
+/* The index in lock_states of lock (cls, key), HMAP_EMPTY if it has no record. */
+static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint64_t key)
 {
-	uint64_t i = hmap_get(&m->locks, k, HMAP_EMPTY);
+	if (m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls)
+		return m->lock_memo;
+	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+}
+
+/* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
+static struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
+{
+	uint64_t i = lock_find(m, cls, key);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
+		uint64_t k = lock_key(cls, key);
 		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
 		if (m->lock_states.n < m->lock_bufs) {
 			/* the buffer of the record this one replaces, emptied (n = 0) */
@@ -1782,13 +1808,16 @@ static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool crea
 			m->lock_bufs = m->lock_states.n;
 		hmap_insert(&m->locks, k, i);
 	}
+	m->lock_memo_cls = (uint8_t)cls;
+	m->lock_memo_key = key;
+	m->lock_memo = (uint32_t)i;
 	return &m->lock_states.v[i];
 }
 
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
 	uint32_t tid = m->cpu[ev->cpu].tid;
-	struct lock_state *ls = lock_state(m, lock_key(ev->op, ev->pa), lock);
+	struct lock_state *ls = lock_state(m, ev->op, ev->pa, lock);
 	uint64_t cur = ls ? ls->cur : HMAP_EMPTY;
 	bool write = ev->op != PT_LOCK_MMAP || (ev->flags & PT_LOCK_WRITE);
 	m->locks_recorded = true;
@@ -1887,6 +1916,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->rmap, LOG2_RMAP);
 	m->rmap_free = NO_RMAP;
 	hmap_init(&m->locks, LOG2_LOCKS);
+	m->lock_memo = UINT32_MAX;
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
@@ -1953,6 +1983,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
+	m->lock_memo = UINT32_MAX;
 	m->lock_states.n = 0;	/* their release buffers stay for the next records (lock_bufs) */
 	hmap_reset(&m->parked, LOG2_PARKED);
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
@@ -2210,11 +2241,7 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {
 	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
-	uint64_t lo = first->pa >> PT_PAGE_SHIFT << PT_PAGE_SHIFT;
-	uint64_t hi = lo + ((uint64_t)n << (PT_PAGE_SHIFT + first->order));
-	const struct pt_observer *obs = m->obs;
-	/* a run that wraps past the top of the physical space gets no run hook */
-	bool tables_only = obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
+	bool tables_only = free_run_vouched(m, first->pa, (uint64_t)n << first->order);
 	struct pt_event ev = *first;
 	unsigned tables = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -2368,7 +2395,7 @@ uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu)
 
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write)
 {
-	uint64_t i = hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+	uint64_t i = lock_find(m, cls, key);
 	uint64_t cur = i == HMAP_EMPTY ? HMAP_EMPTY : m->lock_states.v[i].cur;
 	if (cur == HMAP_EMPTY)
 		return UINT32_MAX;

@@ -203,11 +203,12 @@ struct pt_observer {
 	 * allocator (called before they leave the purge list) */
 	void (*vmap_purge)(void *ctx, struct pt_machine *m, unsigned cpu, uint64_t start, uint64_t end);
 	/*
-	 * pt_machine_free_run() is about to free the pages [lo, hi), in order, as a run of page_free
-	 * events with no other event between them: called once, before the first.  True tells the
-	 * machine that frame_free would find nothing to report for any of these frames that is not
-	 * a table when its turn comes, and change nothing that matters: frame_free is then called
-	 * for the tables among them only.
+	 * The machine is about to free the pages [lo, hi), in order, as one page_free event of a
+	 * folio of 16 pages or more, or as a run of page_free events with no other event between
+	 * them (pt_machine_free_run()): called once, before the first page's frame_free.  True
+	 * tells the machine that frame_free would find nothing to report for any of these frames
+	 * that is not a table when its turn comes, and change nothing that matters: frame_free is
+	 * then called for the tables among them only.
 	 */
 	bool (*frame_free_run)(void *ctx, struct pt_machine *m, uint64_t lo, uint64_t hi);
 };
