@@ -288,6 +288,34 @@ static void test_range_tlbi_covers_exactly_num_scale_pages(void **state)
 	pt_machine_free(m);
 }
 
+/* The facts of a run of cleared pages (machine.c: the tail) are found by VA and by output page
+ * as indexed facts are, and a single-page TLBI takes one of them out. */
+static void test_facts_of_a_cleared_run_are_found_until_their_tlbi(void **state)
+{
+	(void)state;
+	uint32_t hits[4];
+	struct pt_machine *m = user_tree(100);
+	unmap_all(m, 100);
+	assert_int_equal(pt_machine_nfacts(m), 100);
+	/* 64 facts or more: the lookup by key */
+	assert_int_equal(pt_machine_facts_overlapping(m, 0x403000, 0x1000, hits, 4), 1);
+	assert_true(pt_machine_fact(m, hits[0])->va == 0x403000);
+	assert_int_equal(pt_machine_facts_mapping(m, 0x50005000, hits, 4), 1);
+	assert_true(pt_machine_fact(m, hits[0])->va == 0x405000);
+	ev(m, PT_EV_TLBI, PT_TLBI_VALE1IS, 0, 0x402000);
+	ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+	assert_int_equal(pt_machine_nfacts(m), 99);
+	assert_int_equal(pt_machine_facts_overlapping(m, 0x402000, 0x1000, hits, 4), 0);
+	assert_int_equal(pt_machine_facts_mapping(m, 0x50002000, hits, 4), 0);
+	assert_int_equal(pt_machine_facts_overlapping(m, 0x463000, 0x1000, hits, 4), 1);
+	assert_true(pt_machine_fact(m, hits[0])->va == 0x463000);
+	/* NUM=3 SCALE=1: 256 pages, the rest */
+	ev(m, PT_EV_TLBI, PT_TLBI_RVALE1IS, 3 | 1 << 5, 0x400000);
+	ev(m, PT_EV_DSB, PT_BAR_ISH, 0, 0);
+	assert_int_equal(pt_machine_nfacts(m), 0);
+	pt_machine_free(m);
+}
+
 /* 52-bit VA, LPA2: a 5-level user tree from a 16-entry level -1 root at 0x40000080 (a pgd from
  * a kmem_cache, in a page with others) mapping va 0x400000 + i*4K for i < n to pages whose
  * descriptors carry OA[51:50] = 0b10 in bits [9:8]: 2^51 + 0x50000000 + i*4K. */
@@ -534,6 +562,7 @@ static int run_corpus(const char *dir)
 #define UNIT(f) tests[k++] = (struct CMUnitTest)cmocka_unit_test(f)
 	UNIT(test_pgattr_change_is_safe_follows_mmu_c);
 	UNIT(test_range_tlbi_covers_exactly_num_scale_pages);
+	UNIT(test_facts_of_a_cleared_run_are_found_until_their_tlbi);
 	UNIT(test_tlbi_completes_only_at_dsb_ish);
 	UNIT(test_tlbi_before_store_visible_does_not_remove);
 	UNIT(test_last_level_tlbi_keeps_walk_cache);

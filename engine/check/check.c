@@ -1667,6 +1667,17 @@ static void on_frame_free(void *ctx, struct pt_machine *m, uint32_t f)
 	frame_free_judge(c, m, f, fm);
 }
 
+/*
+ * A run of page frees, [lo, hi) in order: one memo for all of it, which the first free takes up
+ * (it is made at its event).  When it finds nothing, each page that is not a table would leave
+ * on_frame_free() at its first test: its calls can go.
+ */
+static bool on_frame_free_run(void *ctx, struct pt_machine *m, uint64_t lo, uint64_t hi)
+{
+	const struct free_memo *fm = free_memo_make(ctx, m, lo, hi);
+	return !(fm->pending | fm->facts | fm->leaves);
+}
+
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
 	struct pt_checker *c = ctx;
@@ -2238,6 +2249,7 @@ static const struct pt_observer checker_observer = {
 	.table_zero_publish = on_zero_publish,
 	.step = on_step,
 	.vmap_purge = on_vmap_purge,
+	.frame_free_run = on_frame_free_run,
 };
 
 /* The per-CPU states of a machine with ncpus CPUs, as calloc() leaves them. */

@@ -201,6 +201,7 @@ struct pt_machine {
 	VEC(struct pt_fact) facts;	/* dense: index = fact id */
 	struct hmap facts_by_va;	/* key(va base, level) -> fact index */
 	struct hmap facts_by_oa;	/* key(oa base, level) -> fact index */
+	uint32_t facts_tail;		/* facts[facts_tail..n) are not in the two yet (the tail, see fact_append()) */
 	/* the reverse map, output -> frame << 9 | idx of the visible valid leaves: levels 2 and 3
 	 * in the frame chunks of their output (rmap_nodes, the free ones a list from rmap_free),
 	 * level 1 (rare) in rmap, key(oa base, 1) */
@@ -227,6 +228,15 @@ struct pt_machine {
 	 * so that a lock or unlock finds its holder and its last release with one lookup */
 	struct hmap locks;
 	VEC(struct lock_state) lock_states;
+	/* lock_states.v[0..lock_bufs) hold release-set buffers (rel.e, rel.cap), kept through a
+	 * reset for the records that take their places (a trace's locks are much the same each time) */
+	uint32_t lock_bufs;
+	/* the last lock lock_state() found or made: its class, key and record (UINT32_MAX: none).
+	 * A lock is mostly released, or waited for and taken again, right after it was taken: one
+	 * compare instead of a hash and a probe (the same (class, key) is the same lock_key()) */
+	uint8_t lock_memo_cls;
+	uint64_t lock_memo_key;
+	uint32_t lock_memo;
 	struct hmap parked;		/* tid -> index in parked_ops: the open op of a switched-out thread */
 	VEC(struct pt_opctx) parked_ops;
 	unsigned last_cpu;		/* the CPU of the last event applied */
@@ -682,8 +692,75 @@ static void fact_unindex(struct pt_machine *m, uint32_t i)
 	fact_uncount(m, i);
 }
 
+/*
+ * The tail.  A drain that clears a run of a table's leaves (a munmap() of half a split THP clears
+ * 256) makes a stale fact of each, and the TLBI that follows removes them all, most of them never
+ * looked up by VA or output address in between.  So facts that fact_append() adds at consecutive
+ * VAs of one level, alike but for their VAs, descriptors and stamps (seq not going down),
+ * facts[facts_tail..n), join facts_by_va and facts_by_oa only when something needs them there
+ * (facts_index_tail()): before any other fact comes or goes, when a TLBI reaches some of them
+ * without removing all, or looks one up.  A query by VA finds the tail's fact at a VA by arithmetic
+ * (fact_tail_at()), one by output address scans the tail.  Nothing enters the indexes while there
+ * is a tail, and they keep each key's values in order through removals and growth, so each key's
+ * values come out as if the tail had been inserted all along: after every other value, in index
+ * order.
+ */
+static void facts_index_tail(struct pt_machine *m)
+{
+	for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
+		const struct pt_fact *f = &m->facts.v[i];
+		hmap_insert(&m->facts_by_va, va_key(f->va, f->level), i);
+		hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, f->desc), f->level), i);
+	}
+	m->facts_tail = m->facts.n;
+}
+
+/* The index of the tail's fact at va, a level-`level` base, or UINT32_MAX: facts_by_va's last
+ * value for va_key(va, level) once the tail is in it. */
+static inline uint32_t fact_tail_at(const struct pt_machine *m, uint64_t va, unsigned level)
+{
+	if (m->facts_tail == m->facts.n)
+		return UINT32_MAX;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	if (first->level != level || va < first->va || va > last->va)
+		return UINT32_MAX;
+	return m->facts_tail + (uint32_t)((va - first->va) / pt_level_size((int)level));
+}
+
+/* Does a fact of the tail cover va? */
+static bool fact_tail_covers(const struct pt_machine *m, uint64_t va)
+{
+	if (m->facts_tail == m->facts.n)
+		return false;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	return va >= first->va && va - first->va <= last->va - first->va + (pt_level_size(last->level) - 1);
+}
+
+/* Would a new fact keep the tail as it is (see above), or start it? */
+static inline bool fact_extends_tail(const struct pt_machine *m, uint64_t va, unsigned level, bool global,
+				     uint16_t asid, uint64_t cpumask, uint64_t seq)
+{
+	if (m->facts_tail == m->facts.n)
+		return true;
+	const struct pt_fact *last = &m->facts.v[m->facts.n - 1];
+	return va - last->va == pt_level_size((int)level) && va > last->va && last->level == level &&
+	       seq >= last->seq && cpumask == last->cpumask && asid == last->asid && global == last->global;
+}
+
+/* Is no indexed fact of level at va?  Every fact of the level is the tail's; or, at level 3, the
+ * tail lies in va's 2 MiB region (it runs from there up to va) and is all that region counts. */
+static inline bool fact_none_indexed_at(const struct pt_machine *m, uint64_t va, unsigned level)
+{
+	uint32_t tail_n = m->facts.n - m->facts_tail;
+	if (m->nfacts_at[level] == tail_n)
+		return true;
+	return level >= 2 && m->nfacts_in[fact_region(va)] == tail_n &&
+	       (!tail_n || m->facts.v[m->facts_tail].va >> FACT_REGION_SHIFT == va >> FACT_REGION_SHIFT);
+}
+
 static void fact_del(struct pt_machine *m, uint32_t i)
 {
+	facts_index_tail(m);	/* (the last fact moves into slot i) */
 	uint32_t last = m->facts.n - 1;
 	fact_unindex(m, i);
 	if (i != last) {
@@ -692,61 +769,53 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 		hmap_replace(&m->facts_by_oa, va_key(desc_oa(m, l->desc), l->level), last, i);
 		m->facts.v[i] = *l;
 	}
-	m->facts.n--;
+	m->facts_tail = --m->facts.n;
 	if (!m->facts.n) {
 		m->facts_lo = UINT64_MAX;
 		m->facts_hi = 0;
 	}
 }
 
-/* Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one.
- * (Inline: each caller's loop passes its eleven arguments without a call's cost.) */
-static inline __attribute__((always_inline)) void fact_add(struct pt_machine *m, uint64_t va, unsigned level,
-							    uint64_t desc, bool global, uint16_t asid,
-							    uint64_t cpumask, uint64_t since, uint64_t seq,
-							    unsigned by_cpu, uint32_t op)
+/*
+ * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
+ * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
+ * (Inline: each caller's loop passes its eleven arguments without a call's cost.)
+ */
+static inline __attribute__((always_inline)) void fact_append(struct pt_machine *m, uint64_t va, unsigned level,
+							       uint64_t desc, bool global, uint16_t asid,
+							       uint64_t cpumask, uint64_t since, uint64_t seq,
+							       unsigned by_cpu, uint32_t op)
 {
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
-	/* the facts at key, in the order hmap_first()/hmap_next() give them: the slots from the
-	 * key's home to the first empty one, which is where hmap_insert() puts a new value */
-	uint64_t key = va_key(va, level);
-	struct hmap *h = &m->facts_by_va;
-	uint64_t s = hmap_mix(key) & h->mask;
-	for (; h->slot[s].key != HMAP_EMPTY; s = (s + 1) & h->mask) {
-		if (h->slot[s].key != key)
-			continue;
-		struct pt_fact *f = &m->facts.v[h->slot[s].val];
-		if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
-			f->cpumask |= cpumask;
-			if (seq > f->seq) {
-				f->seq = seq;
-				f->since = since;
-				f->by_cpu = (uint16_t)by_cpu;
-				f->op = op;
+	if (!fact_extends_tail(m, va, level, global, asid, cpumask, seq))
+		facts_index_tail(m);
+	/* an equal fact has this VA: not the tail's, so an indexed one */
+	if (!fact_none_indexed_at(m, va, level)) {
+		uint64_t key = va_key(va, level);
+		for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
+		     it = hmap_next(&m->facts_by_va, key, it)) {
+			struct pt_fact *f = &m->facts.v[hmap_val(&m->facts_by_va, it)];
+			if (f->va == va && f->desc == desc && f->global == global && f->asid == asid) {
+				f->cpumask |= cpumask;
+				if (seq > f->seq) {
+					f->seq = seq;
+					f->since = since;
+					f->by_cpu = (uint16_t)by_cpu;
+					f->op = op;
+				}
+				return;
 			}
-			return;
 		}
 	}
 	VEC_RESERVE(m->facts, 1);
-	uint32_t i = m->facts.n++;
-	m->facts.v[i] = (struct pt_fact){
+	m->facts.v[m->facts.n++] = (struct pt_fact){
 		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
 		.global = global, .level = (uint8_t)level, .in_use = 1,
 		.by_cpu = (uint16_t)by_cpu, .op = op,
 	};
-	/* indexed by VA at the slot the scan stopped at, unless the map must grow first (a growth
-	 * moves every slot, and keeps the order of a key's values: hmap_grow()) */
-	if ((h->count + 1) * 2 > h->mask + 1) {
-		hmap_insert(h, key, i);
-	} else {
-		h->slot[s].key = key;
-		h->slot[s].val = i;
-		h->count++;
-	}
-	hmap_insert(&m->facts_by_oa, va_key(desc_oa(m, desc), level), i);
 	m->facts_gen++;
 	m->nfacts_at[level]++;
 	if (level >= 2)
@@ -755,6 +824,15 @@ static inline __attribute__((always_inline)) void fact_add(struct pt_machine *m,
 		m->facts_lo = va;
 	if (va + (pt_level_size((int)level) - 1) > m->facts_hi)
 		m->facts_hi = va + (pt_level_size((int)level) - 1);
+}
+
+/* fact_append(), indexed at once (and the tail before it). */
+static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t desc, bool global,
+		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op)
+{
+	facts_index_tail(m);
+	fact_append(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op);
+	facts_index_tail(m);
 }
 
 /* Permissions a leaf grants, to tell a harmless change (more permissive or equal) from a reducing one. */
@@ -899,8 +977,15 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 		return;
 	uint64_t size = pt_level_size(level);
 	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
+	const struct pt_pos *pp = &m->pos.v[t->first_pos];
+	if (pp->next == NO_POS) {
+		/* one position (a process's table): a run of such leaves grows one tail */
+		fact_append(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
+			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+		return;
+	}
 	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-		const struct pt_pos *pp = &m->pos.v[p];
+		pp = &m->pos.v[p];
 		fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
 			 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
 	}
@@ -1089,13 +1174,33 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 
 /* A TLBI of `clear`'s CPUs reaching fact i: whether it removes the fact (from the last CPU
  * that may cache it); a fact it matches that stays cached elsewhere loses those CPUs. */
-static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear, uint32_t i)
+static inline bool tlbi_reaches_fact(const struct tlbi_leaf_match *lm, const struct pt_fact *f)
 {
-	struct pt_fact *f = &m->facts.v[i];
-	if (f->seq >= lm->seq || !tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level))
-		return false;
-	f->cpumask &= ~clear;
-	return !f->cpumask;
+	return f->seq < lm->seq && tlbi_leaf_matches(lm, f->global, f->asid, f->va, pt_level_size(f->level), f->level);
+}
+
+/*
+ * The tail goes first if the TLBI removes every fact of it (what it changes in them goes with
+ * them).  It is the end of facts[] and in no index, and with its facts at the end, all going,
+ * the compaction of the others is the one it would be with them: they are popped first.  Its
+ * facts differ in VA, consecutive, and seq, not going down, and a TLBI matches a range of VAs:
+ * it reaches them all if it reaches the first and the last, and removes them all if it leaves
+ * none of the CPUs they share.
+ */
+static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
+{
+	if (m->facts_tail == m->facts.n)
+		return;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
+	if (!tlbi_reaches_fact(lm, first) || !tlbi_reaches_fact(lm, last) || (first->cpumask & ~clear))
+		return;
+	for (uint32_t i = m->facts_tail; i < m->facts.n; i++)
+		fact_uncount(m, i);
+	m->facts.n = m->facts_tail;
+	if (!m->facts.n) {
+		m->facts_lo = UINT64_MAX;
+		m->facts_hi = 0;
+	}
 }
 
 /* Facts removed by one TLBI from which the fact indexes are cleared in one pass (hmap_remap())
@@ -1112,18 +1217,30 @@ static bool tlbi_clears_fact(struct pt_machine *m, const struct tlbi_leaf_match 
  */
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
-	uint32_t n = m->facts.n, gone = 0, stack_map[512];
+	tlbi_clear_tail(m, lm, clear);
+	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, stack_map[512];
+	bool tail_reached = false;
 	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
 	if (!map)
 		abort();
 	for (uint32_t i = 0; i < n; i++) {
-		if (tlbi_clears_fact(m, lm, clear, i)) {
+		/* a fact reached by a TLBI of `clear`'s CPUs goes with the last CPU that may cache it */
+		struct pt_fact *f = &m->facts.v[i];
+		map[i] = i;
+		if (!tlbi_reaches_fact(lm, f))
+			continue;
+		tail_reached |= i >= tail;
+		f->cpumask &= ~clear;
+		if (!f->cpumask) {
 			map[i] = HMAP_REMAP_DEL;
 			gone++;
-		} else {
-			map[i] = i;
 		}
 	}
+	/* a tail that goes whole never joins the indexes (tlbi_clear_tail() took it); one that the
+	 * TLBI reached (its facts now differ in CPUs), or whose facts the compaction below moves, is
+	 * indexed, as it would have been all along */
+	if (tail != n && (tail_reached || gone))
+		facts_index_tail(m);
 	if (!gone)
 		goto out;
 	/* fact_del() of each fact that goes, in index order, the last ones popped */
@@ -1159,7 +1276,7 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 	for (uint32_t i = last; i < n; i++)
 		if (map[i] != HMAP_REMAP_DEL)
 			m->facts.v[map[i]] = m->facts.v[i];
-	m->facts.n = last;
+	m->facts.n = m->facts_tail = last;
 	if (!m->facts.n) {
 		m->facts_lo = UINT64_MAX;
 		m->facts_hi = 0;
@@ -1175,6 +1292,8 @@ static void tlbi_complete(struct pt_machine *m, unsigned cpu, const struct pend_
 
 	/* leaves: single-page forms by lookup, the rest by scan */
 	if (t->size == pt_level_size(3)) {
+		if (fact_tail_covers(m, t->va))
+			facts_index_tail(m);	/* its fact there is looked up below */
 		for (unsigned level = 1; level <= 3; level++) {
 			if (!m->nfacts_at[level] || (level >= 2 && !m->nfacts_in[fact_region(t->va)]))
 				continue;	/* (a fact of level 2 or 3 at t->va is in its region) */
@@ -1504,26 +1623,33 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
-	/* what every new frame of the folio holds but its pfn and page id: copied, not built per page */
-	const struct pt_frame fresh = { .state = PT_FS_DATA, .order = ev->order, .node = ev->node,
-					.alloc_event = m->event_index };
+	const uint8_t order = ev->order, node = ev->node;
+	const uint64_t alloc_event = m->event_index;
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
 		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
 		/* the frames this chunk's part may add, at once (data_page_alloc() adds none) */
 		VEC_RESERVE(m->frames, hi - lo);
+		/* the frame count and the page ids in locals (stores to the frames could alias
+		 * them), back in m for a data_page_alloc() (which adds no frame) and at the end */
+		struct pt_frame *v = m->frames.v;
+		uint32_t nf = m->frames.n;
+		uint64_t id = m->next_page_id;
 		for (unsigned k = lo; k < hi; k++, i++) {
 			if (c->idx[k] != PT_NO_FRAME) {
+				m->frames.n = nf;
+				m->next_page_id = id;
 				data_page_alloc(m, c->idx[k], ev);
+				id = m->next_page_id;
 				continue;
 			}
-			struct pt_frame *fr = &m->frames.v[m->frames.n];
-			*fr = fresh;
-			fr->pfn = pfn + i;
-			fr->page_id = ++m->next_page_id;
-			c->idx[k] = m->frames.n++;
+			v[nf] = (struct pt_frame){ .pfn = pfn + i, .state = PT_FS_DATA, .order = order,
+						   .node = node, .page_id = ++id, .alloc_event = alloc_event };
+			c->idx[k] = nf++;
 		}
+		m->frames.n = nf;
+		m->next_page_id = id;
 	}
 }
 
@@ -1559,21 +1685,28 @@ static void frame_release(struct pt_machine *m, uint32_t f)
  * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
  * goes, the tables among them released before the next page is judged): a frame made where
  * there is none, as for_each_page_frame() would, but with a chunk lookup per 2 MiB and the
- * release of a data page (all of a folio's) in the loop, not a call per page.
+ * release of a data page (all of a folio's) in the loop, not a call per page.  With
+ * tables_only, the frame_free hook is called for the tables among them only (the observer's
+ * frame_free_run() vouched for the others).  True if the first page was a table's before it.
  */
-static void page_free(struct pt_machine *m, const struct pt_event *ev)
+static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *m, const struct pt_event *ev,
+							     bool tables_only)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
 	void (*hook)(void *, struct pt_machine *, uint32_t) = m->obs ? m->obs->frame_free : NULL;
+	bool first_table = false;
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
 			uint32_t f = chunk_slot_frame(m, c, k, pfn + i);
-			if (hook)
-				hook(m->obs_ctx, m, f);
+			/* the hooks only read: the frame stays where it is */
 			struct pt_frame *fr = &m->frames.v[f];
+			if (i == 0)
+				first_table = fr->state == PT_FS_TABLE;
+			if (hook && (!tables_only || fr->state == PT_FS_TABLE))
+				hook(m->obs_ctx, m, f);
 			if (fr->state == PT_FS_TABLE && fr->tbl) {
 				frame_release(m, f);
 				continue;
@@ -1583,6 +1716,23 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 			fr->latest_space = 0;
 		}
 	}
+	return first_table;
+}
+
+/* The observer's frame_free_run() for the n pages from pa on, about to be freed: true if it
+ * vouches for those that are not tables.  (None for a range that wraps past the top.) */
+static bool free_run_vouched(struct pt_machine *m, uint64_t pa, uint64_t n)
+{
+	const struct pt_observer *obs = m->obs;
+	uint64_t lo = pa >> PT_PAGE_SHIFT << PT_PAGE_SHIFT, hi = lo + (n << PT_PAGE_SHIFT);
+	return obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
+}
+
+static void page_free(struct pt_machine *m, const struct pt_event *ev)
+{
+	/* a folio of 16 pages or more is a run of its own, judged at once (a smaller one is
+	 * mostly part of a run of page_free events, pt_machine_free_run()) */
+	free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
 }
 
 /* ---- stores ---- */
@@ -1729,7 +1879,9 @@ static bool drain_add(struct drain *set, uint32_t *n, uint32_t cap, uint16_t cpu
 	return true;
 }
 
-static void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
+/* drain_add() to a release set, grown if full (inline: every unlock adds at least one, and the
+ * call cost as much as the add) */
+static inline void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
 {
 	if (rs->n == rs->cap) {
 		rs->cap = rs->cap ? 2 * rs->cap : 4;
@@ -1740,25 +1892,44 @@ static void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
 	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
 }
 
-/* The record of lock k, made (free, never released) if there is none and create is set. */
-static struct lock_state *lock_state(struct pt_machine *m, uint64_t k, bool create)
+/* The index in lock_states of lock (cls, key), HMAP_EMPTY if it has no record. */
+static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint64_t key)
 {
-	uint64_t i = hmap_get(&m->locks, k, HMAP_EMPTY);
+	if (m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls)
+		return m->lock_memo;
+	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+}
+
+/* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
+static struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
+{
+	uint64_t i = lock_find(m, cls, key);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
+		uint64_t k = lock_key(cls, key);
 		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
+		if (m->lock_states.n < m->lock_bufs) {
+			/* the buffer of the record this one replaces, emptied (n = 0) */
+			z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
+			z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
+		}
 		VEC_PUSH(m->lock_states, z);
 		i = m->lock_states.n - 1;
+		if (m->lock_bufs < m->lock_states.n)
+			m->lock_bufs = m->lock_states.n;
 		hmap_insert(&m->locks, k, i);
 	}
+	m->lock_memo_cls = (uint8_t)cls;
+	m->lock_memo_key = key;
+	m->lock_memo = (uint32_t)i;
 	return &m->lock_states.v[i];
 }
 
 static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
 	uint32_t tid = m->cpu[ev->cpu].tid;
-	struct lock_state *ls = lock_state(m, lock_key(ev->op, ev->pa), lock);
+	struct lock_state *ls = lock_state(m, ev->op, ev->pa, lock);
 	uint64_t cur = ls ? ls->cur : HMAP_EMPTY;
 	bool write = ev->op != PT_LOCK_MMAP || (ev->flags & PT_LOCK_WRITE);
 	m->locks_recorded = true;
@@ -1857,6 +2028,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	hmap_init(&m->rmap, LOG2_RMAP);
 	m->rmap_free = NO_RMAP;
 	hmap_init(&m->locks, LOG2_LOCKS);
+	m->lock_memo = UINT32_MAX;
 	hmap_init(&m->parked, LOG2_PARKED);
 	hmap_init(&m->root_pages, LOG2_ROOTS);
 	m->kernel_root = PT_NO_FRAME;
@@ -1900,15 +2072,17 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	 * their keys' slots are all the fact indexes hold, so these are emptied at the capacity they
 	 * grew to (the order of a key's values does not depend on it: hmap_grow()), without a memset
 	 * of every slot, and without growing again next session */
-	assert(m->facts_by_va.count == m->facts.n && m->facts_by_oa.count == m->facts.n);
+	assert(m->facts_by_va.count == m->facts_tail && m->facts_by_oa.count == m->facts_tail);
 	for (uint32_t i = 0; i < m->facts.n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];
 		m->nfacts_in[fact_region(f->va)] = 0;
+		if (i >= m->facts_tail)
+			continue;
 		hmap_clear_run(&m->facts_by_va, va_key(f->va, f->level));
 		hmap_clear_run(&m->facts_by_oa, va_key(pt_desc_oa_fmt(f->desc, lpa2), f->level));
 	}
 	assert(!m->facts_by_va.count && !m->facts_by_oa.count);
-	m->facts.n = 0;
+	m->facts.n = m->facts_tail = 0;
 	m->facts_gen++;
 	m->facts_lo = UINT64_MAX;
 	m->facts_hi = 0;
@@ -1923,9 +2097,8 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
-	for (uint32_t i = 0; i < m->lock_states.n; i++)
-		free(m->lock_states.v[i].rel.e);
-	m->lock_states.n = 0;
+	m->lock_memo = UINT32_MAX;
+	m->lock_states.n = 0;	/* their release buffers stay for the next records (lock_bufs) */
 	hmap_reset(&m->parked, LOG2_PARKED);
 	hmap_reset(&m->root_pages, LOG2_ROOTS);
 	m->parked_ops.n = 0;
@@ -1983,7 +2156,7 @@ void pt_machine_free(struct pt_machine *m)
 	hmap_destroy(&m->rmap);
 	free(m->rmap_nodes.v);
 	hmap_destroy(&m->locks);
-	for (uint32_t i = 0; i < m->lock_states.n; i++)
+	for (uint32_t i = 0; i < m->lock_bufs; i++)
 		free(m->lock_states.v[i].rel.e);
 	free(m->lock_states.v);
 	hmap_destroy(&m->parked);
@@ -2179,6 +2352,21 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 	return 0;
 }
 
+unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
+{
+	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
+	bool tables_only = free_run_vouched(m, first->pa, (uint64_t)n << first->order);
+	struct pt_event ev = *first;
+	unsigned tables = 0;
+	for (unsigned i = 0; i < n; i++) {
+		ev.pa = first->pa + ((uint64_t)i << (PT_PAGE_SHIFT + first->order));
+		event_enter(m, &ev);
+		tables += free_pages(m, &ev, tables_only);
+		event_leave(m, &ev);
+	}
+	return tables;
+}
+
 void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {
 	assert(first->kind == PT_EV_ACCESS && first->cpu < m->ncpus);
@@ -2345,7 +2533,7 @@ uint32_t pt_machine_context(const struct pt_machine *m, unsigned cpu)
 
 uint32_t pt_machine_lock_holder(const struct pt_machine *m, unsigned cls, uint64_t key, bool *write)
 {
-	uint64_t i = hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
+	uint64_t i = lock_find(m, cls, key);
 	uint64_t cur = i == HMAP_EMPTY ? HMAP_EMPTY : m->lock_states.v[i].cur;
 	if (cur == HMAP_EMPTY)
 		return UINT32_MAX;
@@ -2543,6 +2731,12 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 	return h;
 }
 
+/* Does fact f's output cover pa? */
+static bool fact_maps(const struct pt_machine *m, const struct pt_fact *f, uint64_t pa)
+{
+	return desc_oa(m, f->desc) <= pa && pa < desc_oa(m, f->desc) + pt_level_size(f->level);
+}
+
 uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint32_t *out, uint32_t max)
 {
 	uint32_t n = 0;
@@ -2553,8 +2747,13 @@ uint32_t pt_machine_facts_mapping(const struct pt_machine *m, uint64_t pa, uint3
 		for (uint64_t it = hmap_first(&m->facts_by_oa, key); it != HMAP_END;
 		     it = hmap_next(&m->facts_by_oa, key, it)) {
 			uint32_t i = (uint32_t)hmap_val(&m->facts_by_oa, it);
+			if (fact_maps(m, &m->facts.v[i], pa) && n < max)
+				out[n++] = i;
+		}
+		/* the key's values in the tail come last, in index order */
+		for (uint32_t i = m->facts_tail; i < m->facts.n; i++) {
 			const struct pt_fact *f = &m->facts.v[i];
-			if (desc_oa(m, f->desc) <= pa && pa < desc_oa(m, f->desc) + pt_level_size(f->level) && n < max)
+			if (va_key(desc_oa(m, f->desc), f->level) == key && fact_maps(m, f, pa) && n < max)
 				out[n++] = i;
 		}
 	}
@@ -2673,6 +2872,9 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 			     it = hmap_next(&m->facts_by_va, key, it))
 				if (n < max)
 					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
+			uint32_t i = fact_tail_at(m, a, level);
+			if (i != UINT32_MAX && n < max)
+				out[n++] = i;
 			if (!step || a + step - 1 >= last)
 				break;	/* the level's last entry in reach, the top of the VA space included */
 		}

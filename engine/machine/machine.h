@@ -206,6 +206,15 @@ struct pt_observer {
 	/* __purge_vmap_area_lazy() hands the lazily freed areas inside [start, end) back to the
 	 * allocator (called before they leave the purge list) */
 	void (*vmap_purge)(void *ctx, struct pt_machine *m, unsigned cpu, uint64_t start, uint64_t end);
+	/*
+	 * The machine is about to free the pages [lo, hi), in order, as one page_free event of a
+	 * folio of 16 pages or more, or as a run of page_free events with no other event between
+	 * them (pt_machine_free_run()): called once, before the first page's frame_free.  True
+	 * tells the machine that frame_free would find nothing to report for any of these frames
+	 * that is not a table when its turn comes, and change nothing that matters: frame_free is
+	 * then called for the tables among them only.
+	 */
+	bool (*frame_free_run)(void *ctx, struct pt_machine *m, uint64_t lo, uint64_t hi);
 };
 
 /*!
@@ -230,6 +239,13 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
  * return -1.  @return : 0 applied, -1 not an arch event.
  */
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
+/*!
+ * pt_machine_free_run() : n PT_EV_PAGE_FREE events of first's CPU, the i-th of the 2^order pages
+ * from first->pa + i * 2^order pages, leaving what n pt_machine_event() calls would (the same
+ * frame_free hooks, but for the frames the observer's frame_free_run hook vouches for).
+ * @return : how many of them began with a page that was a table's before its free.
+ */
+unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n);
 /*!
  * pt_machine_access_run() : n PT_EV_ACCESS events of first's CPU, the i-th at page
  * first->va + 4K * i, leaving what n pt_machine_event() calls would; user pages inside the

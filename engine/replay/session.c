@@ -29,8 +29,9 @@ struct pt_session {
 	char error[160];
 };
 
-static void count(struct pt_session *s, const struct pt_event *ev);
+static inline void count(struct pt_session *s, const struct pt_event *ev);
 static void count_free(struct pt_session *s, const struct pt_event *ev);
+static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables);
 
 /* The mm model's arch events: run them on the machine, attribute their cost to the op. */
 static void model_emit(void *ctx, const struct pt_event *ev)
@@ -93,11 +94,8 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 		pt_machine_write_run(s->m, first, vals, n);
 	} else if (first->kind == PT_EV_PAGE_FREE) {
 		/* each free is counted by what its frame was before it (count_free()) */
-		for (unsigned i = 0; i < n; i++) {
-			run_event(&ev, first, vals, i);
-			count_free(s, &ev);
-			pt_machine_event(s->m, &ev);
-		}
+		unsigned tables = pt_machine_free_run(s->m, first, n);
+		count_frees(s, first->order, n - tables, tables);
 	} else {
 		pt_machine_access_run(s->m, first, n);
 	}
@@ -188,64 +186,80 @@ void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
 	d->pages_freed += o->pages_freed;
 }
 
-static void count_op(struct pt_op_costs *o, const struct pt_event *ev)
-{
-	switch (ev->kind) {
-	case PT_EV_TLBI: if (ev->op < PT_TLBI_COUNT) o->tlbi_by_op[ev->op]++; break;
-	case PT_EV_DSB: o->dsb++; break;
-	case PT_EV_DMB: o->dmb++; break;
-	case PT_EV_ISB: o->isb++; break;
-	case PT_EV_PT_WRITE:
-		o->pt_writes++;
-		if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
-			o->cont_writes++;
-		break;
-	case PT_EV_PAGE_ALLOC:
-		if (ev->op == PT_FRAME_TABLE)
-			o->tables_alloc++;
-		else
-			o->pages_alloc += 1ull << ev->order;
-		break;
-	default: break;
-	}
-}
-
-static void count(struct pt_session *s, const struct pt_event *ev)
+/* An event's counts, the session's and (o, unless NULL) the running op's: one switch for both
+ * (inline: a call per event costs as much as the counting) */
+static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
 {
 	struct pt_counters *k = &s->k;
-	if (s->op)
-		count_op(s->op, ev);
+	struct pt_op_costs *o = s->op;
 	k->events++;
 	if (ev->kind < PT_EV_KIND_COUNT)
 		k->by_kind[ev->kind]++;
 	switch (ev->kind) {
-	case PT_EV_TLBI: if (ev->op < PT_TLBI_COUNT) k->tlbi_by_op[ev->op]++; break;
-	case PT_EV_DSB: if (ev->op < PT_BAR_COUNT) k->dsb_by_dom[ev->op]++; break;
-	case PT_EV_DMB: k->dmb++; break;
-	case PT_EV_ISB: k->isb++; break;
-	case PT_EV_PT_WRITE: k->pt_writes++; break;
+	case PT_EV_TLBI:
+		if (ev->op < PT_TLBI_COUNT) {
+			k->tlbi_by_op[ev->op]++;
+			if (o)
+				o->tlbi_by_op[ev->op]++;
+		}
+		break;
+	case PT_EV_DSB:
+		if (ev->op < PT_BAR_COUNT)
+			k->dsb_by_dom[ev->op]++;
+		if (o)
+			o->dsb++;
+		break;
+	case PT_EV_DMB:
+		k->dmb++;
+		if (o)
+			o->dmb++;
+		break;
+	case PT_EV_ISB:
+		k->isb++;
+		if (o)
+			o->isb++;
+		break;
+	case PT_EV_PT_WRITE:
+		k->pt_writes++;
+		if (o) {
+			o->pt_writes++;
+			if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
+				o->cont_writes++;
+		}
+		break;
 	case PT_EV_PAGE_ALLOC:
-		if (ev->op == PT_FRAME_TABLE)
+		if (ev->op == PT_FRAME_TABLE) {
 			k->tables_alloc++;
-		else
+			if (o)
+				o->tables_alloc++;
+		} else {
 			k->pages_alloc += 1ull << ev->order;
+			if (o)
+				o->pages_alloc += 1ull << ev->order;
+		}
 		break;
 	default: break;
 	}
 }
 
+/* Frees of `pages` blocks of 2^order pages and of `tables` tables. */
+static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables)
+{
+	uint64_t np = (uint64_t)pages << order;
+	s->k.tables_freed += tables;
+	s->k.pages_freed += np;
+	if (s->op) {
+		s->op->tables_freed += tables;
+		s->op->pages_freed += np;
+	}
+}
+
+/* A page_free is a table's free if its first page is a table before it. */
 static void count_free(struct pt_session *s, const struct pt_event *ev)
 {
 	uint32_t f = pt_machine_lookup(s->m, ev->pa);
 	bool table = f != PT_NO_FRAME && pt_machine_frame(s->m, f)->state == PT_FS_TABLE;
-	uint64_t *tf = table ? &s->k.tables_freed : &s->k.pages_freed;
-	*tf += table ? 1 : 1ull << ev->order;
-	if (s->op) {
-		if (table)
-			s->op->tables_freed++;
-		else
-			s->op->pages_freed += 1ull << ev->order;
-	}
+	count_frees(s, ev->order, !table, table);
 }
 
 unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
