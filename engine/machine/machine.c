@@ -2320,22 +2320,29 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 }
 
 /* What every applied event does before and after what is its own (pt_machine_event()). */
-static inline void event_enter(struct pt_machine *m, const struct pt_event *ev)
+/* n events of ev's kind and CPU begin (n > 1: a run, whose events nothing between sees one by
+ * one) */
+static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
 {
 	m->cur = ev;
 	if (!event_keeps_tables(ev->kind))
-		m->walk_gen++;
+		m->walk_gen += n;
 }
 
-static inline void event_leave(struct pt_machine *m, const struct pt_event *ev)
+/* ... and end: the step hook if the op passes its bound (a run of n > 1 is taken at once only
+ * where it stays within it, or there is no observer) */
+static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
 {
 	m->last_cpu = ev->cpu;
 	struct cpu *c = &m->cpu[ev->cpu];
-	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && ++c->op.steps > c->op.bound)
+	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (c->op.steps += n) > c->op.bound)
 		OBS(m, step, ev->cpu, &c->op);
-	m->event_index++;
+	m->event_index += n;
 	m->cur = NULL;
 }
+
+static inline void event_enter(struct pt_machine *m, const struct pt_event *ev) { events_enter(m, ev, 1); }
+static inline void event_leave(struct pt_machine *m, const struct pt_event *ev) { events_leave(m, ev, 1); }
 
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
@@ -2408,21 +2415,15 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 }
 
 /* write_run_stores() with no hook to call between its stores: no store hook, and no step hook
- * (the op, if one is open, stays within its step bound).  The stores, then what their n
- * events leave (event_enter() and event_leave() of each, at once: nothing in between sees
- * the current event, the walk generation or the step count). */
+ * (the op, if one is open, stays within its step bound).  Its n events enter and leave at
+ * once: nothing in between sees the current event, the walk generation or the step count. */
 static void write_run_unobserved(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals,
 				 unsigned n, struct pt_table *t, uint32_t f, unsigned idx, struct cpu *c)
 {
+	events_enter(m, first, n);
 	for (unsigned i = 0; i < n; i++)
 		store_entry_at(m, NULL, t, f, idx + i, vals[i], c, false, i);
-	if (!event_keeps_tables(first->kind))
-		m->walk_gen += n;
-	if (c->op.open)
-		c->op.steps += n;
-	m->last_cpu = first->cpu;
-	m->event_index += n;
-	m->cur = NULL;
+	events_leave(m, first, n);
 }
 
 void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n)
