@@ -1369,6 +1369,25 @@ static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned 
 	check_leaf_conflict(ctx, m, va, level, asid, global, desc, by_cpu, false);
 }
 
+/*
+ * on_leaf_live() of each leaf descs[k] at va + k * size, in order.  A fact overlapping a
+ * leaf's VAs overlaps the run's, so where pt_machine_facts_overlapping() (a lookup that
+ * changes nothing) finds none for the run, no leaf's query would find one: at level 3, or
+ * without stale positions, check_leaf_conflict() then has nothing to ask for any leaf.
+ */
+static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsigned n, unsigned level,
+			     uint16_t asid, bool global, const uint64_t *descs, unsigned by_cpu)
+{
+	uint64_t size = pt_level_size(level);
+	uint32_t hit;
+	bool no_facts = !pt_machine_nfacts(m) || !pt_machine_facts_overlapping(m, va, n * size, &hit, 1);
+	if (no_facts && (level == 3 || !pt_machine_nstale_pos(m)))
+		return;
+	for (unsigned k = 0; k < n; k++)
+		if (pt_desc_is_leaf(descs[k], level))
+			check_leaf_conflict(ctx, m, va + k * size, level, asid, global, descs[k], by_cpu, no_facts);
+}
+
 static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
 			  uint32_t child, unsigned by_cpu)
 {
@@ -2252,6 +2271,7 @@ static const struct pt_observer checker_observer = {
 	.step = on_step,
 	.vmap_purge = on_vmap_purge,
 	.frame_free_run = on_frame_free_run,
+	.leaf_live_run = on_leaf_live_run,
 };
 
 /* The per-CPU states of a machine with ncpus CPUs, as calloc() leaves them. */

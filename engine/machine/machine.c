@@ -1382,6 +1382,91 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 	}
 }
 
+/*
+ * How many of cpu's stores ps[0..max) (ps[0] drained, to table frame fr) drain_run() can make
+ * visible: stores to entries idx, idx + 1, ... of the frame, each with sseq <= upto, no other
+ * CPU's store pending to its entry (npending 1 or 0, or no other CPU with a pending store: the
+ * others to it are cpu's own, later ones, and drain_older() finds nothing), no later store to
+ * it visible (vis_sseq) and no table descriptor as its old or new value at a known level (no
+ * apply_visible_table(): no frame is made, no position changes).  Each such store changes its
+ * own entry only, so what is asked here of the later ones still holds when their turn comes.
+ * 0 if an observer watches every visible store (pt_visible).  *makes: no old value is a leaf.
+ */
+static uint32_t run_len(const struct pt_machine *m, unsigned cpu, const struct pt_frame *fr,
+			const struct pend_store *ps, uint32_t max, uint64_t upto, bool *makes)
+{
+	const struct pt_table *t = fr->tbl;
+	int level = fr->level_known ? fr->level : 3;	/* unknown: no table to look for */
+	bool others = false;
+	uint32_t n;
+	if (m->obs && m->obs->pt_visible)
+		return 0;
+	for (unsigned k = 0; k < m->ncpus; k++)
+		others |= k != cpu && m->cpu[k].stores.n;
+	*makes = true;
+	for (n = 0; n < max; n++) {
+		const struct pend_store *s = &ps[n];
+		unsigned idx = s->idx;
+		if (s->frame != ps->frame || idx != ps->idx + n || s->sseq > upto ||
+		    (t->npending[idx] > 1 && others) || t->vis_sseq[idx] > s->sseq ||
+		    pt_desc_is_table(t->visible[idx], level) || pt_desc_is_table(s->val, level))
+			break;
+		if (pt_desc_is_leaf(t->visible[idx], level))
+			*makes = false;
+	}
+	return n;
+}
+
+/*
+ * drain_stores() of the n stores run_len() found, table frame f's: the same steps, store by
+ * store, with what run_len() proved left out (drain_older(), the later visible store,
+ * apply_visible_table(), the pt_visible hook) and the frame read once.  A run of makes into a
+ * table with one position (a fault's set_ptes) tells the observer of its new leaves in one
+ * leaf_live_run call, after the run: leaf_live depends on stale facts and positions alone,
+ * which a make changes neither of.
+ */
+static void drain_run(struct pt_machine *m, uint32_t f, const struct pend_store *ps, uint32_t n, bool makes,
+		      unsigned by_cpu)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	struct pt_table *t = fr->tbl;
+	bool known = fr->level_known;
+	int level = fr->level;
+	bool one_call = known && makes && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS &&
+			m->obs && m->obs->leaf_live_run;
+
+	for (uint32_t j = 0; j < n; j++) {
+		unsigned idx = ps[j].idx;
+		uint64_t old = t->visible[idx], new = ps[j].val;
+		if (t->npending[idx])
+			t->npending[idx]--;
+		if (old != new) {
+			t->visible[idx] = new;
+			if ((new & 3) == 3)
+				t->vis_tables[idx / 64] |= 1ull << (idx % 64);
+			else
+				t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
+			m->seq++;
+			if (known) {
+				m->applying = &ps[j];
+				if (pt_desc_is_leaf(old, level))
+					leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+				if (pt_desc_is_leaf(new, level) && one_call)
+					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
+				else if (pt_desc_is_leaf(new, level))
+					leaf_live(m, t, f, idx, new, level, by_cpu);
+				m->applying = NULL;
+			}
+		}
+		t->vis_sseq[idx] = ps[j].sseq;
+	}
+	if (one_call) {
+		const struct pt_pos *pp = &m->pos.v[t->first_pos];
+		m->obs->leaf_live_run(m->obs_ctx, m, pp->va + ps->idx * pt_level_size(level), n, level, pp->asid,
+				      pp->global, &t->visible[ps->idx], by_cpu);
+	}
+}
+
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
@@ -1398,6 +1483,13 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		const struct pt_frame *fr = &m->frames.v[ps->frame];
 		if (fr->state != PT_FS_TABLE)
 			continue;	/* freed since the store: nothing to see */
+		bool makes;
+		uint32_t n = run_len(m, cpu, fr, ps, c->stores.n - i, upto, &makes);
+		if (n) {
+			drain_run(m, ps->frame, ps, n, makes, by_cpu);
+			i += n - 1;
+			continue;
+		}
 		/* a table stays one, with the same entries, while stores are applied: t outlives
 		 * whatever apply_visible() and drain_older() add to m->frames */
 		struct pt_table *t = fr->tbl;

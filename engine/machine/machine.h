@@ -215,6 +215,15 @@ struct pt_observer {
 	 * then called for the tables among them only.
 	 */
 	bool (*frame_free_run)(void *ctx, struct pt_machine *m, uint64_t lo, uint64_t hi);
+	/*
+	 * Instead of leaf_live, for a run of n entries of one table (level `level`, one position)
+	 * made visible by one DSB whose old values were no leaves: leaf_live of each descs[k] that
+	 * is a leaf, at va + k * pt_level_size(level), in order, is what the observer must do.  It
+	 * comes once all n are visible; nothing leaf_live depends on (stale facts, stale
+	 * positions) changed meanwhile.
+	 */
+	void (*leaf_live_run)(void *ctx, struct pt_machine *m, uint64_t va, unsigned n, unsigned level,
+			      uint16_t asid, bool global, const uint64_t *descs, unsigned by_cpu);
 };
 
 /*!
