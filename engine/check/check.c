@@ -1225,6 +1225,19 @@ static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned
 	return 0;
 }
 
+/* I4: may stale fact f, which overlaps the VAs of a new leaf desc at va, be cached beside it? */
+static inline bool fact_leaf_conflicts(struct pt_checker *c, const struct pt_fact *f, uint64_t va, unsigned level,
+				       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
+{
+	if (!(f->global || global || f->asid == asid))
+		return false;
+	if (f->desc == desc && f->va == va && f->level == level)
+		return false;
+	if (f->va == va && f->level == level && conflict_free(f->desc, desc))
+		return false;
+	return !refill_before_deferred_flush(c, f->op, f->global || global, by_cpu);
+}
+
 /* I4: an old translation for va may still be cached beside a new leaf.  True if it reported. */
 static bool leaf_fact_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 			       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
@@ -1236,13 +1249,7 @@ static bool leaf_fact_conflict(struct pt_checker *c, struct pt_machine *m, uint6
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
-		if (!(f->global || global || f->asid == asid))
-			continue;
-		if (f->desc == desc && f->va == va && f->level == level)
-			continue;
-		if (f->va == va && f->level == level && conflict_free(f->desc, desc))
-			continue;
-		if (refill_before_deferred_flush(c, f->op, f->global || global, by_cpu))
+		if (!fact_leaf_conflicts(c, f, va, level, asid, global, desc, by_cpu))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -1370,22 +1377,43 @@ static void on_leaf_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned 
 }
 
 /*
- * on_leaf_live() of each leaf descs[k] at va + k * size, in order.  A fact overlapping a
- * leaf's VAs overlaps the run's, so where pt_machine_facts_overlapping() (a lookup that
- * changes nothing) finds none for the run, no leaf's query would find one: at level 3, or
- * without stale positions, check_leaf_conflict() then has nothing to ask for any leaf.
+ * on_leaf_live() of each leaf descs[k] at va + k * size, in order.  The facts a leaf's query
+ * finds overlap the run's VAs: where one query of the run (which changes nothing) finds them
+ * all, a leaf that none of them may conflict with gets no report from its own
+ * leaf_fact_conflict(), and asks none; a leaf that one may conflict with asks its own, which
+ * reports the first conflicting fact in its own query's order.  Without any such fact, at level
+ * 3 or without stale positions, check_leaf_conflict() has nothing to ask for any leaf.
  */
 static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsigned n, unsigned level,
 			     uint16_t asid, bool global, const uint64_t *descs, unsigned by_cpu)
 {
+	struct pt_checker *c = ctx;
 	uint64_t size = pt_level_size(level);
-	uint32_t hit;
-	bool no_facts = !pt_machine_nfacts(m) || !pt_machine_facts_overlapping(m, va, n * size, &hit, 1);
-	if (no_facts && (level == 3 || !pt_machine_nstale_pos(m)))
+	uint32_t hits[PT_PTRS + 1];
+	uint64_t ask[PT_PTRS / 64] = { 0 };
+	uint32_t nh = pt_machine_nfacts(m) ? pt_machine_facts_overlapping(m, va, n * size, hits, PT_PTRS + 1) : 0;
+
+	if (nh == PT_PTRS + 1) {
+		/* maybe not all: each leaf asks its own */
+		memset(ask, 0xff, sizeof(ask));
+		nh = 0;
+	} else if (!nh && (level == 3 || !pt_machine_nstale_pos(m))) {
 		return;
+	}
+	for (uint32_t i = 0; i < nh; i++) {
+		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
+		uint64_t last = f->va + (pt_level_size(f->level) - 1);	/* >= va: it overlaps the run */
+		unsigned k = f->va > va ? (unsigned)((f->va - va) / size) : 0;
+		unsigned k1 = (last - va) / size < n ? (unsigned)((last - va) / size) : n - 1;
+		for (; k <= k1; k++)
+			if (pt_desc_is_leaf(descs[k], level) &&
+			    fact_leaf_conflicts(c, f, va + k * size, level, asid, global, descs[k], by_cpu))
+				ask[k / 64] |= 1ull << (k % 64);
+	}
 	for (unsigned k = 0; k < n; k++)
 		if (pt_desc_is_leaf(descs[k], level))
-			check_leaf_conflict(ctx, m, va + k * size, level, asid, global, descs[k], by_cpu, no_facts);
+			check_leaf_conflict(c, m, va + k * size, level, asid, global, descs[k], by_cpu,
+					    !(ask[k / 64] >> (k % 64) & 1));
 }
 
 static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
