@@ -1383,20 +1383,20 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 }
 
 /*
- * How many of cpu's stores ps[0..max) (ps[0] drained, to table frame fr) drain_run() can make
- * visible: stores to entries idx, idx + 1, ... of the frame, each with sseq <= upto, no other
- * CPU's store pending to its entry (npending 1 or 0, or no other CPU with a pending store: the
- * others to it are cpu's own, later ones, and drain_older() finds nothing), no later store to
- * it visible (vis_sseq) and no table descriptor as its old or new value at a known level (no
- * apply_visible_table(): no frame is made, no position changes).  Each such store changes its
- * own entry only, so what is asked here of the later ones still holds when their turn comes.
- * 0 if an observer watches every visible store (pt_visible).  *makes: no old value is a leaf.
+ * How many of cpu's stores ps[0..max) (ps[0] drained, to table t at level `level`, 3 if not
+ * known) drain_run() can make visible: stores to entries idx, idx + 1, ... of t, each with
+ * sseq <= upto, no other CPU's store pending to its entry (npending 1 or 0, or no other CPU
+ * with a pending store: the others to it are cpu's own, later ones, and drain_older() finds
+ * nothing), no later store to it visible (vis_sseq) and no table descriptor as its old or new
+ * value at a known level (no apply_visible_table(): no frame is made, no position changes).
+ * Each such store changes its own entry only, so what is asked here of the later ones still
+ * holds when their turn comes.  0 if an observer watches every visible store (pt_visible).
+ * *makes: no old value is a leaf.
  */
-static uint32_t run_len(const struct pt_machine *m, unsigned cpu, const struct pt_frame *fr,
-			const struct pend_store *ps, uint32_t max, uint64_t upto, bool *makes)
+static inline __attribute__((always_inline)) uint32_t run_len(const struct pt_machine *m, unsigned cpu,
+								const struct pt_table *t, const struct pend_store *ps,
+								uint32_t max, uint64_t upto, int level, bool *makes)
 {
-	const struct pt_table *t = fr->tbl;
-	int level = fr->level_known ? fr->level : 3;	/* unknown: no table to look for */
 	bool others = false;
 	uint32_t n;
 	if (m->obs && m->obs->pt_visible)
@@ -1425,13 +1425,10 @@ static uint32_t run_len(const struct pt_machine *m, unsigned cpu, const struct p
  * leaf_live_run call, after the run: leaf_live depends on stale facts and positions alone,
  * which a make changes neither of.
  */
-static void drain_run(struct pt_machine *m, uint32_t f, const struct pend_store *ps, uint32_t n, bool makes,
-		      unsigned by_cpu)
+static inline __attribute__((always_inline)) void drain_run(struct pt_machine *m, uint32_t f, struct pt_table *t,
+							     const struct pend_store *ps, uint32_t n, bool makes,
+							     unsigned by_cpu, bool known, int level)
 {
-	const struct pt_frame *fr = &m->frames.v[f];
-	struct pt_table *t = fr->tbl;
-	bool known = fr->level_known;
-	int level = fr->level;
 	bool one_call = known && makes && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS &&
 			m->obs && m->obs->leaf_live_run;
 
@@ -1467,6 +1464,21 @@ static void drain_run(struct pt_machine *m, uint32_t f, const struct pend_store 
 	}
 }
 
+/* run_len() and drain_run() of the stores from ps on, to table frame f of level `level` if
+ * known (else no table is looked for: 3); the number drained. */
+static inline __attribute__((always_inline)) uint32_t drain_run_at(struct pt_machine *m, unsigned cpu, uint32_t f,
+								   const struct pend_store *ps, uint32_t max,
+								   uint64_t upto, unsigned by_cpu, bool known,
+								   int level)
+{
+	struct pt_table *t = m->frames.v[f].tbl;
+	bool makes;
+	uint32_t n = run_len(m, cpu, t, ps, max, upto, level, &makes);
+	if (n)
+		drain_run(m, f, t, ps, n, makes, by_cpu, known, level);
+	return n;
+}
+
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
@@ -1483,10 +1495,17 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		const struct pt_frame *fr = &m->frames.v[ps->frame];
 		if (fr->state != PT_FS_TABLE)
 			continue;	/* freed since the store: nothing to see */
-		bool makes;
-		uint32_t n = run_len(m, cpu, fr, ps, c->stores.n - i, upto, &makes);
+		/* the level a constant in each copy, where leaves are: its leaf and size tests fold */
+		uint32_t n, max = c->stores.n - i;
+		if (!fr->level_known)
+			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, false, 3);
+		else if (fr->level == 3)
+			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 3);
+		else if (fr->level == 2)
+			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 2);
+		else
+			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, fr->level);
 		if (n) {
-			drain_run(m, ps->frame, ps, n, makes, by_cpu);
 			i += n - 1;
 			continue;
 		}
