@@ -973,7 +973,9 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 							    uint64_t new, int level, unsigned by_cpu)
 {
 	rmap_update(m, old, level, f, idx, false);
-	if (t->first_pos == NO_POS || pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2))
+	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called) */
+	if (t->first_pos == NO_POS ||
+	    (pt_desc_is_leaf(new, level) && pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)))
 		return;
 	uint64_t size = pt_level_size(level);
 	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
