@@ -2633,6 +2633,18 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, ui
 		return true;
 	uint64_t size = pt_level_size(level);
 	unsigned first = start > tbase ? (unsigned)((start - tbase) / size) : 0;
+	if (level == 3) {
+		/* a PTE table, the loop below with its level known: an entry is a page (0b11) or
+		 * nothing to visit (pt_desc_is_table() is false at level 3) */
+		for (unsigned i = first; i < PT_PTRS; i++) {
+			uint64_t lo = tbase + i * size, d = fr->tbl->latest[i];
+			if (lo >= end)
+				break;
+			if ((d & 3) == 3 && lo + size > start && !fn(ctx, vbase + lo, 3, d))
+				return false;
+		}
+		return true;
+	}
 	for (unsigned i = first; i < PT_PTRS; i++) {
 		uint64_t lo = tbase + i * size, hi = lo + size;
 		if (lo >= end)
