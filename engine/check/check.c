@@ -1905,15 +1905,34 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 		       uint64_t start, uint64_t end)
 {
 	bool kernel = kernel_va(c->m, op->va);
-	uint64_t size = pt_level_size(s->level);
+	uint64_t size = pt_level_size(s->level), base = kernel ? pt_machine_kernel_base(c->m) : 0;
 	uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
+	const uint64_t *pte = NULL;	/* the PTE table a probe's walk ended in, for [pte_lo, +2M) */
+	uint32_t pte_frame = PT_NO_FRAME;
+	uint64_t pte_lo = 0;
 	for (unsigned k = 0; k < 4; k++) {
 		uint64_t va = probes[k];
 		if (va < s->va || va >= s->va + size || (va >= start && va < end))
 			continue;
 		struct pt_walk_result r;
 		uint64_t want = oa(c->m, s->desc) + (va - s->va);
-		if (!pt_walk(c->m, kernel, op->asid, va, false, &r) || r.pa != want) {
+		bool mapped;
+		if (pte && va - pte_lo < pt_level_size(2)) {
+			/* pt_walk()'s answer: a walk of any page of that 2M takes the same path to the
+			 * table and ends in its entry there (the checks change no table) */
+			unsigned idx = (unsigned)((va - base) >> PT_PAGE_SHIFT) & (PT_PTRS - 1);
+			r = (struct pt_walk_result){ .level = 3, .desc = pte[idx], .frame = pte_frame, .idx = idx };
+			mapped = pt_desc_is_leaf(r.desc, 3);
+			if (mapped)
+				r.pa = oa(c->m, r.desc) + ((va - base) & (pt_level_size(3) - 1));
+		} else {
+			mapped = pt_walk(c->m, kernel, op->asid, va, false, &r);
+			if (r.level == 3 && (pte = pt_machine_table_latest(c->m, r.frame))) {
+				pte_frame = r.frame;
+				pte_lo = base + ((va - base) & ~(pt_level_size(2) - 1));
+			}
+		}
+		if (!mapped || r.pa != want) {
 			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
 			       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
 			       "was part of a level-%u entry at 0x%llx)", pt_op_name(PT_EV_BEGIN, op->kind),

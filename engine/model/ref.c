@@ -81,15 +81,19 @@ static inline bool word_present(const struct ref_chunk *c, unsigned i)
 	return c->present[i / 64] >> (i % 64) & 1;
 }
 
-static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+/* Word i of chunk c (of map r) becomes w. */
+static inline void word_put(struct ref_map *r, struct ref_chunk *c, unsigned i, uint64_t w)
 {
-	struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
-	unsigned i = pt_index(va, 3);
 	if (!word_present(c, i)) {
 		c->present[i / 64] |= 1ull << (i % 64);
 		r->count++;
 	}
 	c->word[i] = w;
+}
+
+static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+{
+	word_put(r, chunk_get(r, va >> PMD_SHIFT), pt_index(va, 3), w);
 }
 
 uint64_t ref_map_hash(const struct ref_map *r)
@@ -244,10 +248,15 @@ void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 	}
 }
 
-void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
-		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx)
+/*
+ * fn(ctx, c, i, va) for each word the map holds in [start, end): word i of chunk c, at va, in
+ * ref_for_each()'s order.  Inlined into each caller, so that a known fn is inlined in turn.
+ */
+static inline __attribute__((always_inline)) void each_word(const struct ref_map *r, uint64_t start, uint64_t end,
+							     void (*fn)(void *ctx, struct ref_chunk *c, unsigned i,
+									uint64_t va),
+							     void *ctx)
 {
-	const struct ref_map *r = &s->ref;
 	if (end <= start)
 		return;
 	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
@@ -255,16 +264,35 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 	bool sparse = last - first >= r->nchunk;
 	uint64_t n = sparse ? r->nchunk : last - first + 1;
 	for (uint64_t ci = 0; ci < n; ci++) {
-		const struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
+		struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
 		if (!c || c->key < first || c->key > last)
 			continue;
 		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
-				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				uint64_t va = (c->key << PMD_SHIFT) + (uint64_t)i * PAGE_SIZE;
 				if (va >= start && va < end)
-					fn(ctx, va, c->word[w * 64 + (unsigned)__builtin_ctzll(b)]);
+					fn(ctx, c, i, va);
 			}
 	}
+}
+
+struct for_each_ctx {
+	void (*fn)(void *ctx, uint64_t va, uint64_t word);
+	void *ctx;
+};
+
+static void for_each_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
+{
+	struct for_each_ctx *x = ctx;
+	x->fn(x->ctx, va, c->word[i]);
+}
+
+void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
+		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx)
+{
+	struct for_each_ctx x = { fn, ctx };
+	each_word(&s->ref, start, end, for_each_word, &x);
 }
 
 /* The words of a range, copied out (ref_move()). */
@@ -273,9 +301,10 @@ struct ref_words {
 	uint64_t *va, *word;
 };
 
-static void ref_words_add(void *ctx, uint64_t va, uint64_t word)
+static void ref_words_add(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
 	struct ref_words *w = ctx;
+	uint64_t word = c->word[i];
 	if (w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : 64;
 		w->va = realloc(w->va, w->cap * sizeof(*w->va));
@@ -292,11 +321,18 @@ void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 	/* copy out first (the ranges may overlap), only the words there are: the work is
 	 * that of the pages mapped, not of the length */
 	struct ref_words w = { 0 };
-	ref_for_each(s, old, old + len, ref_words_add, &w);
+	each_word(&s->ref, old, old + len, ref_words_add, &w);
 	ref_clear_range(s, old, old + len);
-	for (uint64_t i = 0; i < w.n; i++)
-		if (w.word[i])
-			word_set(&s->ref, new + (w.va[i] - old), w.word[i]);
+	/* word_set() of each, with a chunk lookup per run of words in one chunk */
+	struct ref_chunk *c = NULL;
+	for (uint64_t i = 0; i < w.n; i++) {
+		uint64_t va = new + (w.va[i] - old);
+		if (!w.word[i])
+			continue;
+		if (!c || c->key != va >> PMD_SHIFT)
+			c = chunk_get(&s->ref, va >> PMD_SHIFT);
+		word_put(&s->ref, c, pt_index(va, 3), w.word[i]);
+	}
 	free(w.va);
 	free(w.word);
 }
@@ -317,37 +353,30 @@ uint64_t ref_prot(unsigned prot)
 	return f;
 }
 
-struct ref_protect_ctx {
-	struct ref_map *r;
-	uint64_t f;
-};
-
-static void ref_protect_word(void *ctx, uint64_t va, uint64_t v)
+/* A present page's word takes the flags *ctx: word_set() of a word the chunk holds already,
+ * in place. */
+static void ref_protect_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
-	struct ref_protect_ctx *x = ctx;
-	if (v & REF_PRESENT)
-		word_set(x->r, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | x->f);
+	const uint64_t *f = ctx;
+	(void)va;
+	if (c->word[i] & REF_PRESENT)
+		c->word[i] = (c->word[i] & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | *f;
 }
 
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot)
 {
 	/* the words there are, not every page of the range (a PROT_NONE reservation of
 	 * terabytes with a few pages in it) */
-	struct ref_protect_ctx x = { &s->ref, ref_prot(prot) };
-	ref_for_each(s, start, end, ref_protect_word, &x);
+	uint64_t f = ref_prot(prot);
+	each_word(&s->ref, start, end, ref_protect_word, &f);
 }
 
-/* The bit of d at mask's single bit, as 0 or 1. */
-#define DESC_BIT(d, mask) ((d) >> __builtin_ctzll(mask) & 1)
-
 /* What a valid descriptor grants, in REF_* terms, without branches: kuser is PT_DESC_USER for
- * the kernel's space (always readable) and 0 for a user's, xn its execute-never bit (PXN, UXN).
- * Readable with AP[1] (or kuser); writable with AP[2] clear or DBM set; executable with xn
- * clear: shifts and masks rather than tests, no branch per PTE in pte_diff()'s loop. */
+ * the kernel's space (always readable) and 0 for a user's, xn its execute-never bit (PXN, UXN). */
 static inline uint64_t valid_desc_flags(uint64_t d, uint64_t kuser, uint64_t xn)
 {
-	return REF_PRESENT | DESC_BIT(d | kuser, PT_DESC_USER) * REF_READ |
-	       (DESC_BIT(~d, PT_DESC_RDONLY) | DESC_BIT(d, PT_DESC_DBM)) * REF_WRITE | DESC_BIT(~d, xn) * REF_EXEC;
+	return REF_PRESENT | ((d | kuser) & PT_DESC_USER ? REF_READ : 0) |
+	       ((~d & PT_DESC_RDONLY) | (d & PT_DESC_DBM) ? REF_WRITE : 0) | (d & xn ? 0 : REF_EXEC);
 }
 
 /* What a descriptor grants, in REF_* terms (an invalid one: a NUMA hint). */
