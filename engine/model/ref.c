@@ -112,6 +112,13 @@ uint64_t ref_map_hash(const struct ref_map *r)
 	return x;
 }
 
+/* The number of bits set in x: a whole present word or none (a 2M folio, a clear of it) without
+ * the library call that __builtin_popcountll() is on the baseline x86-64. */
+static inline uint64_t bits_count(uint64_t x)
+{
+	return !x ? 0 : !~x ? 64 : (uint64_t)__builtin_popcountll(x);
+}
+
 /* The bits of entries [lo, hi) of a chunk (lo < hi) that fall in its 64-bit present word w. */
 static inline uint64_t word_bits(unsigned w, unsigned lo, unsigned hi)
 {
@@ -156,11 +163,20 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
 		unsigned lo = pt_index(va, 3);
 		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
-		for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
-			c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
+		uint64_t v = (pa & PT_DESC_OA_MASK) | flags;
+		if (!(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + (hi - lo) * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+			/* the output addresses stay below the top of the field and the flags outside
+			 * it: each word is the one before plus a page */
+			for (unsigned i = lo; i < hi; i++, v += PAGE_SIZE)
+				c->word[i] = v;
+			pa += (uint64_t)(hi - lo) * PAGE_SIZE;
+		} else {
+			for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
+				c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
+		}
 		for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
 			uint64_t bits = word_bits(w, lo, hi);
-			r->count += (uint64_t)__builtin_popcountll(bits & ~c->present[w]);
+			r->count += bits_count(bits & ~c->present[w]);
 			c->present[w] |= bits;
 		}
 		va += (uint64_t)(hi - lo) * PAGE_SIZE;
@@ -187,7 +203,7 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 	unsigned i0 = pt_index(lo, 3), i1 = i0 + (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT);
 	for (unsigned w = i0 / 64; w <= (i1 - 1) / 64; w++) {
 		uint64_t bits = c->present[w] & word_bits(w, i0, i1);
-		r->count -= (uint64_t)__builtin_popcountll(bits);
+		r->count -= bits_count(bits);
 		c->present[w] &= ~bits;
 	}
 }
@@ -316,8 +332,40 @@ static void ref_words_add(void *ctx, struct ref_chunk *c, unsigned i, uint64_t v
 	w->word[w->n++] = word;
 }
 
+/*
+ * ref_move() of one whole 2M chunk's pages to another 2M (a PMD move): the same word_set()s,
+ * in the same order (the source's, by index; the destination chunk made at the first), the
+ * words copied to the stack instead of to two arrays.
+ */
+static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
+{
+	struct ref_map *r = &s->ref;
+	const struct ref_chunk *c = chunk_find(r, old >> PMD_SHIFT);
+	uint64_t present[PTRS_PER_PTE / 64] = { 0 }, word[PTRS_PER_PTE];
+	for (unsigned w = 0; c && w < PTRS_PER_PTE / 64; w++)
+		for (uint64_t b = present[w] = c->present[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			word[i] = c->word[i];
+		}
+	ref_clear_range(s, old, old + PMD_SIZE);
+	struct ref_chunk *d = NULL;
+	for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+		for (uint64_t b = present[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			if (!word[i])
+				continue;
+			if (!d)
+				d = chunk_get(r, new >> PMD_SHIFT);
+			word_put(r, d, i, word[i]);
+		}
+}
+
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 {
+	if (len == PMD_SIZE && !(old & ~PMD_MASK) && !(new & ~PMD_MASK)) {
+		ref_move_chunk(s, old, new);
+		return;
+	}
 	/* copy out first (the ranges may overlap), only the words there are: the work is
 	 * that of the pages mapped, not of the length */
 	struct ref_words w = { 0 };
