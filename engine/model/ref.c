@@ -688,7 +688,13 @@ static inline unsigned present_run(const struct ref_chunk *c, uint64_t va, uint6
 static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, uint64_t oa, uint64_t flags,
 				  uint64_t keep, uint64_t add)
 {
-	uint64_t diff = 0;
+	uint64_t diff = 0, v = ((oa + off) & PT_DESC_OA_MASK) | flags;
+	if (!(flags & PT_DESC_OA_MASK) && (v & PT_DESC_OA_MASK) + (uint64_t)n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+		/* as in ref_set_run(): each page's value is the one before plus a page */
+		for (unsigned k = 0; k < n; k++, v += PAGE_SIZE)
+			diff |= ((w[k] & keep) | add) ^ v;
+		return diff;
+	}
 	for (unsigned k = 0; k < n; k++)
 		diff |= ((w[k] & keep) | add) ^ (((oa + off + (uint64_t)k * PAGE_SIZE) & PT_DESC_OA_MASK) | flags);
 	return diff;
