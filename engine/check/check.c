@@ -826,6 +826,21 @@ static __attribute__((noinline)) void check_live_change(struct pt_checker *c, st
 	       (unsigned long long)pa, ti->found ? "" : " (not yet hooked)");
 }
 
+/* I4 "break-not-visible" at the store of new (valid) over old in entry idx of table f (level
+ * `level`, with a position) by cpu, vis the entry's visible value: is new made where the break
+ * of a valid entry it conflicts with is not yet visible?  (It reads the machine and changes
+ * nothing.) */
+static inline bool make_before_break_visible(struct pt_checker *c, struct pt_machine *m, unsigned cpu, uint32_t f,
+					     unsigned idx, unsigned level, uint64_t old, uint64_t new, uint64_t vis,
+					     const struct tinfo *ti)
+{
+	return !pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
+	       (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
+		(pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
+	       !(pt_desc_is_leaf(vis, level) &&
+		 refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu));
+}
+
 /* I4 at the store of a valid entry into a table with a position: a walker may see a store before
  * its DSB, so the make is judged now against what may be cached, and against an old value whose
  * break is not yet visible */
@@ -833,11 +848,7 @@ static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
 		       unsigned level, uint64_t old, uint64_t new, const struct tinfo *ti)
 {
 	uint64_t vis = pt_machine_entry_visible(m, f, idx);
-	if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
-	    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
-	     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
-	    !(pt_desc_is_leaf(vis, level) &&
-	      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu))) {
+	if (make_before_break_visible(c, m, cpu, f, idx, level, old, new, vis, ti)) {
 		uint64_t pa = (pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT) + idx * 8;
 		report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, vis,
 		       new, NULL,
@@ -1141,10 +1152,11 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 			continue;
 		if (leaf && (walks || (facts && !leaf_facts_none(c, m, f, idx + k, level))))
 			return false;
-		/* check_make()'s "break-not-visible" needs a valid visible entry other than v where
-		 * the latest one is invalid */
+		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
+		 * earlier stores are to other entries, and no store drains during the run, so the
+		 * entry's visible value and the stores pending to it are those the hook would see */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
-		if (!pt_desc_valid(o) && pt_desc_valid(vis) && vis != v)
+		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, vis, ti))
 			return false;
 	}
 
