@@ -826,6 +826,21 @@ static __attribute__((noinline)) void check_live_change(struct pt_checker *c, st
 	       (unsigned long long)pa, ti->found ? "" : " (not yet hooked)");
 }
 
+/* I4 "break-not-visible" at the store of new (valid) over old in entry idx of table f (level
+ * `level`, with a position) by cpu, vis the entry's visible value: is new made where the break
+ * of a valid entry it conflicts with is not yet visible?  (It reads the machine and changes
+ * nothing.) */
+static inline bool make_before_break_visible(struct pt_checker *c, struct pt_machine *m, unsigned cpu, uint32_t f,
+					     unsigned idx, unsigned level, uint64_t old, uint64_t new, uint64_t vis,
+					     const struct tinfo *ti)
+{
+	return !pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
+	       (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
+		(pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
+	       !(pt_desc_is_leaf(vis, level) &&
+		 refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu));
+}
+
 /* I4 at the store of a valid entry into a table with a position: a walker may see a store before
  * its DSB, so the make is judged now against what may be cached, and against an old value whose
  * break is not yet visible */
@@ -833,11 +848,7 @@ static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
 		       unsigned level, uint64_t old, uint64_t new, const struct tinfo *ti)
 {
 	uint64_t vis = pt_machine_entry_visible(m, f, idx);
-	if (!pt_desc_valid(old) && pt_desc_valid(vis) && vis != new &&
-	    (pt_desc_is_table(vis, level) != pt_desc_is_table(new, level) ||
-	     (pt_desc_is_table(vis, level) ? oa(m, vis) != oa(m, new) : !conflict_free(vis, new))) &&
-	    !(pt_desc_is_leaf(vis, level) &&
-	      refill_before_deferred_flush(c, pending_clearer(c, f, idx), ti->kernel, cpu))) {
+	if (make_before_break_visible(c, m, cpu, f, idx, level, old, new, vis, ti)) {
 		uint64_t pa = (pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT) + idx * 8;
 		report(c, PT_I4, cpu, "break-not-visible", RULE_BBM_LIVE, ti->va + idx * pt_level_size(level), pa, vis,
 		       new, NULL,
@@ -1141,10 +1152,11 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 			continue;
 		if (leaf && (walks || (facts && !leaf_facts_none(c, m, f, idx + k, level))))
 			return false;
-		/* check_make()'s "break-not-visible" needs a valid visible entry other than v where
-		 * the latest one is invalid */
+		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
+		 * earlier stores are to other entries, and no store drains during the run, so the
+		 * entry's visible value and the stores pending to it are those the hook would see */
 		uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
-		if (!pt_desc_valid(o) && pt_desc_valid(vis) && vis != v)
+		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, vis, ti))
 			return false;
 	}
 
@@ -1952,15 +1964,34 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 		       uint64_t start, uint64_t end)
 {
 	bool kernel = kernel_va(c->m, op->va);
-	uint64_t size = pt_level_size(s->level);
+	uint64_t size = pt_level_size(s->level), base = kernel ? pt_machine_kernel_base(c->m) : 0;
 	uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
+	const uint64_t *pte = NULL;	/* the PTE table a probe's walk ended in, for [pte_lo, +2M) */
+	uint32_t pte_frame = PT_NO_FRAME;
+	uint64_t pte_lo = 0;
 	for (unsigned k = 0; k < 4; k++) {
 		uint64_t va = probes[k];
 		if (va < s->va || va >= s->va + size || (va >= start && va < end))
 			continue;
 		struct pt_walk_result r;
 		uint64_t want = oa(c->m, s->desc) + (va - s->va);
-		if (!pt_walk(c->m, kernel, op->asid, va, false, &r) || r.pa != want) {
+		bool mapped;
+		if (pte && va - pte_lo < pt_level_size(2)) {
+			/* pt_walk()'s answer: a walk of any page of that 2M takes the same path to the
+			 * table and ends in its entry there (the checks change no table) */
+			unsigned idx = (unsigned)((va - base) >> PT_PAGE_SHIFT) & (PT_PTRS - 1);
+			r = (struct pt_walk_result){ .level = 3, .desc = pte[idx], .frame = pte_frame, .idx = idx };
+			mapped = pt_desc_is_leaf(r.desc, 3);
+			if (mapped)
+				r.pa = oa(c->m, r.desc) + ((va - base) & (pt_level_size(3) - 1));
+		} else {
+			mapped = pt_walk(c->m, kernel, op->asid, va, false, &r);
+			if (r.level == 3 && (pte = pt_machine_table_latest(c->m, r.frame))) {
+				pte_frame = r.frame;
+				pte_lo = base + ((va - base) & ~(pt_level_size(2) - 1));
+			}
+		}
+		if (!mapped || r.pa != want) {
 			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
 			       "%s of [0x%llx, 0x%llx) lost the mapping of va 0x%llx outside the range (it "
 			       "was part of a level-%u entry at 0x%llx)", pt_op_name(PT_EV_BEGIN, op->kind),
@@ -2017,6 +2048,29 @@ static bool group_taken_over(const struct pt_checker *c, const struct group_ref 
 	return false;
 }
 
+/*
+ * A proof that cont_group_agrees(e, level, n, size, complete=true) holds for the n entries e
+ * of a level-2 or level-3 group, in one pass without branches: all n are leaves with CONT, the
+ * attributes of e[0] and the output addresses from e[0]'s on, which is group-aligned - its
+ * every test, with e[0] the first leaf.  False says nothing: cont_group_ok() judges the group.
+ * A contiguous group that an operation leaves in place is whole.
+ */
+static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
+{
+	_Static_assert(PT_CONT_PTES == PT_CONT_PMDS, "one group size for both levels");
+	const unsigned n = PT_CONT_PTES;
+	const uint64_t leaf = level == 3 ? 3 : 1;	/* bits[1:0] of a page, of a block */
+	uint64_t attrs = cont_attrs(e[0], true), base = pt_desc_oa(e[0]), diff = 0;
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t d = e[i];
+		/* cont_attrs(d, true), without the branch on DBM */
+		uint64_t a = d & ~(PT_DESC_OA_MASK | PT_DESC_AF | PT_DESC_DIRTY |
+				   (d >> __builtin_ctzll(PT_DESC_DBM) & 1) * PT_DESC_RDONLY);
+		diff |= (a ^ attrs) | ((pt_desc_oa(d) - i * size) ^ base) | ((d & 3) ^ leaf) | (~d & PT_DESC_CONT);
+	}
+	return !diff && !(base & (n * size - 1));
+}
+
 /* I5 at an operation's return: the contiguous groups its stores touched, wherever it ran, are
  * complete. */
 static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
@@ -2027,7 +2081,14 @@ static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opc
 			const struct group_ref *g = &c->cpu[k].groups[i];
 			const struct pt_frame *fr = pt_machine_frame(m, g->frame);
 			unsigned bad = 0;
-			if (g->op != op->id || fr->state != PT_FS_TABLE ||
+			if (g->op != op->id || fr->state != PT_FS_TABLE)
+				continue;
+			/* cont_group_ok()'s first tests (a group without CONT entries is fine), then the
+			 * proof that its slow pass would find nothing: most groups end one way or the other */
+			const uint64_t *e = pt_machine_table_latest(m, g->frame);
+			if (!e || !pt_machine_cont_group(m, g->frame, g->group) ||
+			    ((g->level == 2 || g->level == 3) &&
+			     cont_group_whole(e + g->group * PT_CONT_PTES, g->level, pt_level_size(g->level))) ||
 			    cont_group_ok(c, g->frame, g->level, g->group, true, &bad) || group_taken_over(c, g))
 				continue;
 			bool found;

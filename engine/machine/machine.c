@@ -1854,26 +1854,30 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
  * buffer (pt_write() past the frame lookup, and past a table descriptor's child setup).  The
  * hooks are the observer's (the observer is set between events, never inside one): its run
  * hooks for store k of a run (in_run; pt_machine_write_run() checks obs has them), else its
- * per-store ones. */
+ * per-store ones.  With latest_set, t's latest entries already hold the store
+ * (latest_store_run(), for a run with no hook). */
 static inline __attribute__((always_inline)) void store_entry_at(struct pt_machine *m, const struct pt_observer *obs,
 								 struct pt_table *t, uint32_t f, unsigned idx,
-								 uint64_t val, struct cpu *c, bool in_run, unsigned k)
+								 uint64_t val, struct cpu *c, bool in_run, unsigned k,
+								 bool latest_set)
 {
 	uint64_t old = t->latest[idx];
 	if (in_run)
 		obs->run_store(m->obs_ctx, m, k, old, val);
 	else if (obs && obs->pt_store)
 		obs->pt_store(m->obs_ctx, m, f, idx, old, val);
-	t->latest[idx] = val;
-	m->latest_gen++;
-	t->dirty[idx / 64] |= 1ull << (idx % 64);
-	if ((old ^ val) & PT_DESC_CONT) {
-		unsigned g = idx / PT_CONT_PTES;
-		if (val & PT_DESC_CONT)
-			t->ncont[g]++;
-		else
-			t->ncont[g]--;
-		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+	if (!latest_set) {
+		t->latest[idx] = val;
+		m->latest_gen++;
+		t->dirty[idx / 64] |= 1ull << (idx % 64);
+		if ((old ^ val) & PT_DESC_CONT) {
+			unsigned g = idx / PT_CONT_PTES;
+			if (val & PT_DESC_CONT)
+				t->ncont[g]++;
+			else
+				t->ncont[g]--;
+			t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+		}
 	}
 	if (in_run)
 		obs->run_stored(m->obs_ctx, m, k, old, val);
@@ -1887,7 +1891,7 @@ static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t
 {
 	struct cpu *c = &m->cpu[cpu];
 	VEC_RESERVE(c->stores, 1);
-	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c, false, 0);
+	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c, false, 0, false);
 }
 
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
@@ -2522,20 +2526,54 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 		ev->pa = pa + 8ull * i;
 		ev->val = vals[i];
 		event_enter(m, ev);
-		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i);
+		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i, false);
 		event_leave(m, ev);
+	}
+}
+
+/* What store_entry_at() does to t's latest entries, for n stores from entry idx on (idx + n <=
+ * PT_PTRS) with no hook between them: at once.  Only the end state can be seen, and it is the
+ * same: the generation moves by n, the dirty bits are those of the range, and a group's bit in
+ * cont_groups follows its CONT count, whatever the order the count moved in. */
+static inline void latest_store_run(struct pt_machine *m, struct pt_table *t, unsigned idx, const uint64_t *vals,
+				    unsigned n)
+{
+	uint32_t moved = 0;	/* groups whose CONT count changed */
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t old = t->latest[idx + i];
+		t->latest[idx + i] = vals[i];
+		if ((old ^ vals[i]) & PT_DESC_CONT) {
+			unsigned g = (idx + i) / PT_CONT_PTES;
+			if (vals[i] & PT_DESC_CONT)
+				t->ncont[g]++;
+			else
+				t->ncont[g]--;
+			moved |= 1u << g;
+		}
+	}
+	m->latest_gen += n;
+	for (unsigned i = idx; i < idx + n;) {
+		unsigned w = i / 64, lo = i % 64, k = idx + n - i < 64 - lo ? idx + n - i : 64 - lo;
+		t->dirty[w] |= (k == 64 ? ~0ull : (1ull << k) - 1) << lo;
+		i += k;
+	}
+	for (; moved; moved &= moved - 1) {
+		unsigned g = (unsigned)__builtin_ctz(moved);
+		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 	}
 }
 
 /* write_run_stores() with no hook to call between its stores: no store hook, and no step hook
  * (the op, if one is open, stays within its step bound).  Its n events enter and leave at
- * once: nothing in between sees the current event, the walk generation or the step count. */
+ * once: nothing in between sees the current event, the walk generation or the step count, nor
+ * t's latest entries, which are set for all n first. */
 static void write_run_unobserved(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals,
 				 unsigned n, struct pt_table *t, uint32_t f, unsigned idx, struct cpu *c)
 {
 	events_enter(m, first, n);
+	latest_store_run(m, t, idx, vals, n);
 	for (unsigned i = 0; i < n; i++)
-		store_entry_at(m, NULL, t, f, idx + i, vals[i], c, false, i);
+		store_entry_at(m, NULL, t, f, idx + i, vals[i], c, false, i, true);
 	events_leave(m, first, n);
 }
 
@@ -2746,6 +2784,18 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, ui
 		return true;
 	uint64_t size = pt_level_size(level);
 	unsigned first = start > tbase ? (unsigned)((start - tbase) / size) : 0;
+	if (level == 3) {
+		/* a PTE table, the loop below with its level known: an entry is a page (0b11) or
+		 * nothing to visit (pt_desc_is_table() is false at level 3) */
+		for (unsigned i = first; i < PT_PTRS; i++) {
+			uint64_t lo = tbase + i * size, d = fr->tbl->latest[i];
+			if (lo >= end)
+				break;
+			if ((d & 3) == 3 && lo + size > start && !fn(ctx, vbase + lo, 3, d))
+				return false;
+		}
+		return true;
+	}
 	for (unsigned i = first; i < PT_PTRS; i++) {
 		uint64_t lo = tbase + i * size, hi = lo + size;
 		if (lo >= end)

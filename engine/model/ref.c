@@ -81,15 +81,19 @@ static inline bool word_present(const struct ref_chunk *c, unsigned i)
 	return c->present[i / 64] >> (i % 64) & 1;
 }
 
-static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+/* Word i of chunk c (of map r) becomes w. */
+static inline void word_put(struct ref_map *r, struct ref_chunk *c, unsigned i, uint64_t w)
 {
-	struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
-	unsigned i = pt_index(va, 3);
 	if (!word_present(c, i)) {
 		c->present[i / 64] |= 1ull << (i % 64);
 		r->count++;
 	}
 	c->word[i] = w;
+}
+
+static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
+{
+	word_put(r, chunk_get(r, va >> PMD_SHIFT), pt_index(va, 3), w);
 }
 
 uint64_t ref_map_hash(const struct ref_map *r)
@@ -106,6 +110,13 @@ uint64_t ref_map_hash(const struct ref_map *r)
 			}
 	}
 	return x;
+}
+
+/* The number of bits set in x: a whole present word or none (a 2M folio, a clear of it) without
+ * the library call that __builtin_popcountll() is on the baseline x86-64. */
+static inline uint64_t bits_count(uint64_t x)
+{
+	return !x ? 0 : !~x ? 64 : (uint64_t)__builtin_popcountll(x);
 }
 
 /* The bits of entries [lo, hi) of a chunk (lo < hi) that fall in its 64-bit present word w. */
@@ -152,11 +163,20 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		struct ref_chunk *c = chunk_get(r, va >> PMD_SHIFT);
 		unsigned lo = pt_index(va, 3);
 		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
-		for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
-			c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
+		uint64_t v = (pa & PT_DESC_OA_MASK) | flags;
+		if (!(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + (hi - lo) * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+			/* the output addresses stay below the top of the field and the flags outside
+			 * it: each word is the one before plus a page */
+			for (unsigned i = lo; i < hi; i++, v += PAGE_SIZE)
+				c->word[i] = v;
+			pa += (uint64_t)(hi - lo) * PAGE_SIZE;
+		} else {
+			for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
+				c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
+		}
 		for (unsigned w = lo / 64; w <= (hi - 1) / 64; w++) {
 			uint64_t bits = word_bits(w, lo, hi);
-			r->count += (uint64_t)__builtin_popcountll(bits & ~c->present[w]);
+			r->count += bits_count(bits & ~c->present[w]);
 			c->present[w] |= bits;
 		}
 		va += (uint64_t)(hi - lo) * PAGE_SIZE;
@@ -183,7 +203,7 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 	unsigned i0 = pt_index(lo, 3), i1 = i0 + (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT);
 	for (unsigned w = i0 / 64; w <= (i1 - 1) / 64; w++) {
 		uint64_t bits = c->present[w] & word_bits(w, i0, i1);
-		r->count -= (uint64_t)__builtin_popcountll(bits);
+		r->count -= bits_count(bits);
 		c->present[w] &= ~bits;
 	}
 }
@@ -244,10 +264,15 @@ void ref_clear_range(struct mm_space *s, uint64_t start, uint64_t end)
 	}
 }
 
-void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
-		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx)
+/*
+ * fn(ctx, c, i, va) for each word the map holds in [start, end): word i of chunk c, at va, in
+ * ref_for_each()'s order.  Inlined into each caller, so that a known fn is inlined in turn.
+ */
+static inline __attribute__((always_inline)) void each_word(const struct ref_map *r, uint64_t start, uint64_t end,
+							     void (*fn)(void *ctx, struct ref_chunk *c, unsigned i,
+									uint64_t va),
+							     void *ctx)
 {
-	const struct ref_map *r = &s->ref;
 	if (end <= start)
 		return;
 	uint64_t first = start >> PMD_SHIFT, last = (end - 1) >> PMD_SHIFT;
@@ -255,16 +280,35 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 	bool sparse = last - first >= r->nchunk;
 	uint64_t n = sparse ? r->nchunk : last - first + 1;
 	for (uint64_t ci = 0; ci < n; ci++) {
-		const struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
+		struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
 		if (!c || c->key < first || c->key > last)
 			continue;
 		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
-				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
+				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+				uint64_t va = (c->key << PMD_SHIFT) + (uint64_t)i * PAGE_SIZE;
 				if (va >= start && va < end)
-					fn(ctx, va, c->word[w * 64 + (unsigned)__builtin_ctzll(b)]);
+					fn(ctx, c, i, va);
 			}
 	}
+}
+
+struct for_each_ctx {
+	void (*fn)(void *ctx, uint64_t va, uint64_t word);
+	void *ctx;
+};
+
+static void for_each_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
+{
+	struct for_each_ctx *x = ctx;
+	x->fn(x->ctx, va, c->word[i]);
+}
+
+void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
+		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx)
+{
+	struct for_each_ctx x = { fn, ctx };
+	each_word(&s->ref, start, end, for_each_word, &x);
 }
 
 /* The words of a range, copied out (ref_move()). */
@@ -273,9 +317,10 @@ struct ref_words {
 	uint64_t *va, *word;
 };
 
-static void ref_words_add(void *ctx, uint64_t va, uint64_t word)
+static void ref_words_add(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
 	struct ref_words *w = ctx;
+	uint64_t word = c->word[i];
 	if (w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : 64;
 		w->va = realloc(w->va, w->cap * sizeof(*w->va));
@@ -287,16 +332,55 @@ static void ref_words_add(void *ctx, uint64_t va, uint64_t word)
 	w->word[w->n++] = word;
 }
 
+/*
+ * ref_move() of one whole 2M chunk's pages to another 2M (a PMD move): the same word_set()s,
+ * in the same order (the source's, by index; the destination chunk made at the first), the
+ * words copied to the stack instead of to two arrays.
+ */
+static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
+{
+	struct ref_map *r = &s->ref;
+	const struct ref_chunk *c = chunk_find(r, old >> PMD_SHIFT);
+	uint64_t present[PTRS_PER_PTE / 64] = { 0 }, word[PTRS_PER_PTE];
+	for (unsigned w = 0; c && w < PTRS_PER_PTE / 64; w++)
+		for (uint64_t b = present[w] = c->present[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			word[i] = c->word[i];
+		}
+	ref_clear_range(s, old, old + PMD_SIZE);
+	struct ref_chunk *d = NULL;
+	for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
+		for (uint64_t b = present[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
+			if (!word[i])
+				continue;
+			if (!d)
+				d = chunk_get(r, new >> PMD_SHIFT);
+			word_put(r, d, i, word[i]);
+		}
+}
+
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
 {
+	if (len == PMD_SIZE && !(old & ~PMD_MASK) && !(new & ~PMD_MASK)) {
+		ref_move_chunk(s, old, new);
+		return;
+	}
 	/* copy out first (the ranges may overlap), only the words there are: the work is
 	 * that of the pages mapped, not of the length */
 	struct ref_words w = { 0 };
-	ref_for_each(s, old, old + len, ref_words_add, &w);
+	each_word(&s->ref, old, old + len, ref_words_add, &w);
 	ref_clear_range(s, old, old + len);
-	for (uint64_t i = 0; i < w.n; i++)
-		if (w.word[i])
-			word_set(&s->ref, new + (w.va[i] - old), w.word[i]);
+	/* word_set() of each, with a chunk lookup per run of words in one chunk */
+	struct ref_chunk *c = NULL;
+	for (uint64_t i = 0; i < w.n; i++) {
+		uint64_t va = new + (w.va[i] - old);
+		if (!w.word[i])
+			continue;
+		if (!c || c->key != va >> PMD_SHIFT)
+			c = chunk_get(&s->ref, va >> PMD_SHIFT);
+		word_put(&s->ref, c, pt_index(va, 3), w.word[i]);
+	}
 	free(w.va);
 	free(w.word);
 }
@@ -317,24 +401,22 @@ uint64_t ref_prot(unsigned prot)
 	return f;
 }
 
-struct ref_protect_ctx {
-	struct ref_map *r;
-	uint64_t f;
-};
-
-static void ref_protect_word(void *ctx, uint64_t va, uint64_t v)
+/* A present page's word takes the flags *ctx: word_set() of a word the chunk holds already,
+ * in place. */
+static void ref_protect_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
-	struct ref_protect_ctx *x = ctx;
-	if (v & REF_PRESENT)
-		word_set(x->r, va, (v & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | x->f);
+	const uint64_t *f = ctx;
+	(void)va;
+	if (c->word[i] & REF_PRESENT)
+		c->word[i] = (c->word[i] & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | *f;
 }
 
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot)
 {
 	/* the words there are, not every page of the range (a PROT_NONE reservation of
 	 * terabytes with a few pages in it) */
-	struct ref_protect_ctx x = { &s->ref, ref_prot(prot) };
-	ref_for_each(s, start, end, ref_protect_word, &x);
+	uint64_t f = ref_prot(prot);
+	each_word(&s->ref, start, end, ref_protect_word, &f);
 }
 
 /* What a valid descriptor grants, in REF_* terms, without branches: kuser is PT_DESC_USER for
@@ -606,7 +688,13 @@ static inline unsigned present_run(const struct ref_chunk *c, uint64_t va, uint6
 static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, uint64_t oa, uint64_t flags,
 				  uint64_t keep, uint64_t add)
 {
-	uint64_t diff = 0;
+	uint64_t diff = 0, v = ((oa + off) & PT_DESC_OA_MASK) | flags;
+	if (!(flags & PT_DESC_OA_MASK) && (v & PT_DESC_OA_MASK) + (uint64_t)n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+		/* as in ref_set_run(): each page's value is the one before plus a page */
+		for (unsigned k = 0; k < n; k++, v += PAGE_SIZE)
+			diff |= ((w[k] & keep) | add) ^ v;
+		return diff;
+	}
 	for (unsigned k = 0; k < n; k++)
 		diff |= ((w[k] & keep) | add) ^ (((oa + off + (uint64_t)k * PAGE_SIZE) & PT_DESC_OA_MASK) | flags);
 	return diff;
@@ -621,7 +709,7 @@ static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t d = p[k];
 		uint64_t got = ((pt_desc_oa(d) + in_page) & PT_DESC_OA_MASK) | valid_desc_flags(d, kuser, xn);
-		diff |= (((w[k] & keep) | add) ^ got) | ((d & 3) != 3);
+		diff |= (((w[k] & keep) | add) ^ got) | (~d & 3);	/* not 0b11: no page */
 	}
 	return diff;
 }
@@ -673,13 +761,15 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 				va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
 				continue;
 			}
-			va += (uint64_t)__builtin_ctzll(more) * PAGE_SIZE;
-			if (va >= stop)
-				break;
-			uint64_t d = wc->pte[i + __builtin_ctzll(more)];
-			if ((d & 3) == 3 || (d & PT_DESC_PROTNONE))
-				return va;
-			va += PAGE_SIZE;
+			/* the entries stored to, a run of consecutive ones at a time (a clear leaves
+			 * hundreds in a row): one tight loop over each run's PTEs */
+			unsigned t = (unsigned)__builtin_ctzll(more), r;
+			more >>= t;
+			r = ~more ? (unsigned)__builtin_ctzll(~more) : 64;
+			va += (uint64_t)t * PAGE_SIZE;
+			for (const uint64_t *p = &wc->pte[i + t]; r-- && va < stop; p++, va += PAGE_SIZE)
+				if ((*p & 3) == 3 || (*p & PT_DESC_PROTNONE))
+					return va;
 		}
 		return stop;
 	}
