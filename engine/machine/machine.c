@@ -1043,6 +1043,18 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 	}
 }
 
+/* Entry idx of table t shows `new` to the walker: the entry, its table bit, the visibility sequence. */
+static inline __attribute__((always_inline)) void set_visible(struct pt_machine *m, struct pt_table *t, unsigned idx,
+							      uint64_t new)
+{
+	t->visible[idx] = new;
+	if ((new & 3) == 3)
+		t->vis_tables[idx / 64] |= 1ull << (idx % 64);
+	else
+		t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
+	m->seq++;
+}
+
 /* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker.  (Inline:
  * the drain's per-store step, without a call's cost.) */
 static inline __attribute__((always_inline)) void apply_visible(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t new, unsigned by_cpu)
@@ -1052,12 +1064,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	uint64_t old = t->visible[idx];
 	if (old == new)
 		return;
-	t->visible[idx] = new;
-	if ((new & 3) == 3)
-		t->vis_tables[idx / 64] |= 1ull << (idx % 64);
-	else
-		t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
-	m->seq++;
+	set_visible(m, t, idx, new);
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
@@ -1440,12 +1447,7 @@ static inline __attribute__((always_inline)) void drain_run(struct pt_machine *m
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
-			t->visible[idx] = new;
-			if ((new & 3) == 3)
-				t->vis_tables[idx / 64] |= 1ull << (idx % 64);
-			else
-				t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
-			m->seq++;
+			set_visible(m, t, idx, new);
 			if (known) {
 				m->applying = &ps[j];
 				if (pt_desc_is_leaf(old, level))
