@@ -1852,6 +1852,25 @@ static void page_free(struct pt_machine *m, const struct pt_event *ev)
 
 /* ---- stores ---- */
 
+/* Entry idx of t goes from old to val in t's latest entries: its CONT group's count follows the
+ * CONT bit.  True if the count moved (then cont_group_bit() of the group is due). */
+static inline bool cont_count_move(struct pt_table *t, unsigned idx, uint64_t old, uint64_t val)
+{
+	if (!((old ^ val) & PT_DESC_CONT))
+		return false;
+	if (val & PT_DESC_CONT)
+		t->ncont[idx / PT_CONT_PTES]++;
+	else
+		t->ncont[idx / PT_CONT_PTES]--;
+	return true;
+}
+
+/* Group g's bit in t->cont_groups: set while its CONT count is not zero. */
+static inline void cont_group_bit(struct pt_table *t, unsigned g)
+{
+	t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+}
+
 /* The store of val to entry idx of table t (frame f) by CPU c, with room for it in c's store
  * buffer (pt_write() past the frame lookup, and past a table descriptor's child setup).  The
  * hooks are the observer's (the observer is set between events, never inside one): its run
@@ -1872,14 +1891,8 @@ static inline __attribute__((always_inline)) void store_entry_at(struct pt_machi
 		t->latest[idx] = val;
 		m->latest_gen++;
 		t->dirty[idx / 64] |= 1ull << (idx % 64);
-		if ((old ^ val) & PT_DESC_CONT) {
-			unsigned g = idx / PT_CONT_PTES;
-			if (val & PT_DESC_CONT)
-				t->ncont[g]++;
-			else
-				t->ncont[g]--;
-			t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
-		}
+		if (cont_count_move(t, idx, old, val))
+			cont_group_bit(t, idx / PT_CONT_PTES);
 	}
 	if (in_run)
 		obs->run_stored(m->obs_ctx, m, k, old, val);
@@ -2544,14 +2557,8 @@ static inline void latest_store_run(struct pt_machine *m, struct pt_table *t, un
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t old = t->latest[idx + i];
 		t->latest[idx + i] = vals[i];
-		if ((old ^ vals[i]) & PT_DESC_CONT) {
-			unsigned g = (idx + i) / PT_CONT_PTES;
-			if (vals[i] & PT_DESC_CONT)
-				t->ncont[g]++;
-			else
-				t->ncont[g]--;
-			moved |= 1u << g;
-		}
+		if (cont_count_move(t, idx + i, old, vals[i]))
+			moved |= 1u << (idx + i) / PT_CONT_PTES;
 	}
 	m->latest_gen += n;
 	for (unsigned i = idx; i < idx + n;) {
@@ -2560,8 +2567,7 @@ static inline void latest_store_run(struct pt_machine *m, struct pt_table *t, un
 		i += k;
 	}
 	for (; moved; moved &= moved - 1) {
-		unsigned g = (unsigned)__builtin_ctz(moved);
-		t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
+		cont_group_bit(t, (unsigned)__builtin_ctz(moved));
 	}
 }
 
