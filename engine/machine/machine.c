@@ -680,6 +680,28 @@ static void fact_uncount(struct pt_machine *m, uint32_t i)
 		m->nfacts_in[fact_region(f->va)]--;
 }
 
+/* fact_uncount() of each fact of the tail (see facts_index_tail()), at once: they share a level
+ * and lie level-size apart from the first, so the facts of each 2 MiB region are a stretch of
+ * the tail, counted by arithmetic */
+static void facts_uncount_tail(struct pt_machine *m)
+{
+	const struct pt_fact *first = &m->facts.v[m->facts_tail];
+	uint32_t n = m->facts.n - m->facts_tail;
+	uint64_t size = pt_level_size(first->level);
+
+	m->facts_gen += n;
+	m->nfacts_at[first->level] -= n;
+	if (first->level < 2)
+		return;
+	for (uint32_t i = 0, k; i < n; i += k) {
+		uint64_t va = first->va + i * size;
+		/* the facts from va to the end of its region (which may be the top of the VA space) */
+		uint64_t in_region = ((va | (pt_level_size(2) - 1)) - va) / size + 1;
+		k = in_region < n - i ? (uint32_t)in_region : n - i;
+		m->nfacts_in[fact_region(va)] -= k;
+	}
+}
+
 /* Fact i leaves the indexes (its pairs, one by one), and the counters. */
 static void fact_unindex(struct pt_machine *m, uint32_t i)
 {
@@ -1203,8 +1225,7 @@ static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *
 	const struct pt_fact *first = &m->facts.v[m->facts_tail], *last = &m->facts.v[m->facts.n - 1];
 	if (!tlbi_reaches_fact(lm, first) || !tlbi_reaches_fact(lm, last) || (first->cpumask & ~clear))
 		return;
-	for (uint32_t i = m->facts_tail; i < m->facts.n; i++)
-		fact_uncount(m, i);
+	facts_uncount_tail(m);
 	m->facts.n = m->facts_tail;
 	if (!m->facts.n) {
 		m->facts_lo = UINT64_MAX;
@@ -1392,64 +1413,57 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 }
 
 /*
- * How many of cpu's stores ps[0..max) (ps[0] drained, to table t at level `level`, 3 if not
- * known) drain_run() can make visible: stores to entries idx, idx + 1, ... of t, each with
- * sseq <= upto, no other CPU's store pending to its entry (npending 1 or 0, or no other CPU
- * with a pending store: the others to it are cpu's own, later ones, and drain_older() finds
+ * drain_stores() of cpu's stores from ps on (at most max), ps[0] drained, to table frame f at
+ * level `level` (3 if not known: no table is looked for) while they form a run; the number
+ * drained, 0 if ps[0] starts none.  A run: stores to entries idx, idx + 1, ... of the table,
+ * each with sseq <= upto, no other CPU's store pending to its entry (npending 1 or 0, or no other
+ * CPU with a pending store: the others to it are cpu's own, later ones, and drain_older() finds
  * nothing), no later store to it visible (vis_sseq) and no table descriptor as its old or new
- * value at a known level (no apply_visible_table(): no frame is made, no position changes).
- * Each such store changes its own entry only, so what is asked here of the later ones still
- * holds when their turn comes.  0 if an observer watches every visible store (pt_visible).
- * *makes: no old value is a leaf.
+ * value at a known level (no apply_visible_table(): no frame is made, no position changes);
+ * none if an observer watches every visible store (pt_visible).  Each store changes its own
+ * entry only, so a store is judged when its turn comes as it would have been before the run's
+ * first, and made visible with the same steps as drain_stores()', store by store, with what the
+ * run proves left out (drain_older(), the later visible store, apply_visible_table(), the
+ * pt_visible hook).
+ *
+ * A run of makes (no old value a leaf) into a table with one position (a fault's set_ptes) tells
+ * the observer of its new leaves in one leaf_live_run call, after the run: leaf_live depends on
+ * stale facts and positions alone, which a make changes neither of.  Such a run ends before a
+ * store whose old value is a leaf (the stores from there are a run of their own, whose hooks
+ * come store by store, right where they would have in one run with the makes before them).
  */
-static inline __attribute__((always_inline)) uint32_t run_len(const struct pt_machine *m, unsigned cpu,
-								const struct pt_table *t, const struct pend_store *ps,
-								uint32_t max, uint64_t upto, int level, bool *makes)
+static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, unsigned cpu, uint32_t f,
+							     const struct pend_store *ps, uint32_t max,
+							     uint64_t upto, unsigned by_cpu, bool known, int level)
 {
-	bool others = false;
+	struct pt_table *t = m->frames.v[f].tbl;
+	bool others = false, one_call;
 	uint32_t n;
+
 	if (m->obs && m->obs->pt_visible)
 		return 0;
 	for (unsigned k = 0; k < m->ncpus; k++)
 		others |= k != cpu && m->cpu[k].stores.n;
-	*makes = true;
+	one_call = known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS && m->obs &&
+		   m->obs->leaf_live_run;
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		unsigned idx = s->idx;
-		if (s->frame != ps->frame || idx != ps->idx + n || s->sseq > upto ||
-		    (t->npending[idx] > 1 && others) || t->vis_sseq[idx] > s->sseq ||
-		    pt_desc_is_table(t->visible[idx], level) || pt_desc_is_table(s->val, level))
+		uint64_t old = t->visible[idx], new = s->val;
+		if (s->frame != f || idx != ps->idx + n || s->sseq > upto || (t->npending[idx] > 1 && others) ||
+		    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
 			break;
-		if (pt_desc_is_leaf(t->visible[idx], level))
-			*makes = false;
-	}
-	return n;
-}
-
-/*
- * drain_stores() of the n stores run_len() found, table frame f's: the same steps, store by
- * store, with what run_len() proved left out (drain_older(), the later visible store,
- * apply_visible_table(), the pt_visible hook) and the frame read once.  A run of makes into a
- * table with one position (a fault's set_ptes) tells the observer of its new leaves in one
- * leaf_live_run call, after the run: leaf_live depends on stale facts and positions alone,
- * which a make changes neither of.
- */
-static inline __attribute__((always_inline)) void drain_run(struct pt_machine *m, uint32_t f, struct pt_table *t,
-							     const struct pend_store *ps, uint32_t n, bool makes,
-							     unsigned by_cpu, bool known, int level)
-{
-	bool one_call = known && makes && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS &&
-			m->obs && m->obs->leaf_live_run;
-
-	for (uint32_t j = 0; j < n; j++) {
-		unsigned idx = ps[j].idx;
-		uint64_t old = t->visible[idx], new = ps[j].val;
+		if (one_call && pt_desc_is_leaf(old, level)) {
+			if (n)
+				break;
+			one_call = false;	/* not a run of makes: hooks store by store */
+		}
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
 			set_visible(m, t, idx, new);
 			if (known) {
-				m->applying = &ps[j];
+				m->applying = s;
 				if (pt_desc_is_leaf(old, level))
 					leaf_gone(m, t, f, idx, old, new, level, by_cpu);
 				if (pt_desc_is_leaf(new, level) && one_call)
@@ -1459,27 +1473,13 @@ static inline __attribute__((always_inline)) void drain_run(struct pt_machine *m
 				m->applying = NULL;
 			}
 		}
-		t->vis_sseq[idx] = ps[j].sseq;
+		t->vis_sseq[idx] = s->sseq;
 	}
-	if (one_call) {
+	if (one_call && n) {
 		const struct pt_pos *pp = &m->pos.v[t->first_pos];
 		m->obs->leaf_live_run(m->obs_ctx, m, pp->va + ps->idx * pt_level_size(level), n, level, pp->asid,
 				      pp->global, &t->visible[ps->idx], by_cpu);
 	}
-}
-
-/* run_len() and drain_run() of the stores from ps on, to table frame f of level `level` if
- * known (else no table is looked for: 3); the number drained. */
-static inline __attribute__((always_inline)) uint32_t drain_run_at(struct pt_machine *m, unsigned cpu, uint32_t f,
-								   const struct pend_store *ps, uint32_t max,
-								   uint64_t upto, unsigned by_cpu, bool known,
-								   int level)
-{
-	struct pt_table *t = m->frames.v[f].tbl;
-	bool makes;
-	uint32_t n = run_len(m, cpu, t, ps, max, upto, level, &makes);
-	if (n)
-		drain_run(m, f, t, ps, n, makes, by_cpu, known, level);
 	return n;
 }
 
@@ -1502,13 +1502,13 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		/* the level a constant in each copy, where leaves are: its leaf and size tests fold */
 		uint32_t n, max = c->stores.n - i;
 		if (!fr->level_known)
-			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, false, 3);
+			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, false, 3);
 		else if (fr->level == 3)
-			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 3);
+			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 3);
 		else if (fr->level == 2)
-			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 2);
+			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 2);
 		else
-			n = drain_run_at(m, cpu, ps->frame, ps, max, upto, by_cpu, true, fr->level);
+			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, fr->level);
 		if (n) {
 			i += n - 1;
 			continue;
