@@ -1248,6 +1248,11 @@ static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *
 static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match *lm, uint64_t clear)
 {
 	tlbi_clear_tail(m, lm, clear);
+	/* a TLBI by VA reaches only facts that overlap its VAs (tlbi_leaf_matches()): where none can
+	 * (facts_lo, facts_hi, facts_maybe_in()), it reaches none, and nothing below changes */
+	if (!lm->all_vas && !lm->asid_only &&
+	    (lm->va > m->facts_hi || lm->last < m->facts_lo || !facts_maybe_in(m, lm->va, lm->last - lm->va + 1)))
+		return;
 	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, stack_map[512];
 	bool tail_reached = false;
 	uint32_t *map = n <= 512 ? stack_map : malloc(n * sizeof(*map));
