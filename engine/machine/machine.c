@@ -801,18 +801,21 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 /*
  * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
  * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
- * (Inline: each caller's loop passes its eleven arguments without a call's cost.)
+ * next: the tail's last fact is the caller's previous one, at va - pt_level_size(level), of this
+ * level and cpumask and an older seq, so it extends the tail if it has the same tag.
+ * (Inline: each caller's loop passes its arguments without a call's cost.)
  */
 static inline __attribute__((always_inline)) void fact_append(struct pt_machine *m, uint64_t va, unsigned level,
 							       uint64_t desc, bool global, uint16_t asid,
 							       uint64_t cpumask, uint64_t since, uint64_t seq,
-							       unsigned by_cpu, uint32_t op)
+							       unsigned by_cpu, uint32_t op, bool next)
 {
 	if (!global && (desc & PT_DESC_NG) == 0)
 		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
 	if (global)
 		asid = 0;
-	if (!fact_extends_tail(m, va, level, global, asid, cpumask, seq))
+	if (next ? m->facts.v[m->facts.n - 1].global != global || m->facts.v[m->facts.n - 1].asid != asid :
+		   !fact_extends_tail(m, va, level, global, asid, cpumask, seq))
 		facts_index_tail(m);
 	/* an equal fact has this VA: not the tail's, so an indexed one */
 	if (!fact_none_indexed_at(m, va, level)) {
@@ -853,7 +856,7 @@ static void fact_add(struct pt_machine *m, uint64_t va, unsigned level, uint64_t
 		     uint16_t asid, uint64_t cpumask, uint64_t since, uint64_t seq, unsigned by_cpu, uint32_t op)
 {
 	facts_index_tail(m);
-	fact_append(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op);
+	fact_append(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op, false);
 	facts_index_tail(m);
 }
 
@@ -989,10 +992,16 @@ static inline __attribute__((always_inline)) void rmap_update(struct pt_machine 
 
 /* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
  * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position.
+ * In a run (drain_run(), whose stores go to consecutive entries, with nothing between two of
+ * them that adds, removes or indexes a fact): prev_tail is m->facts.n as the run's previous
+ * store left it if that store's fact went onto the tail's end (entry idx - 1's, of t's one
+ * position: a fact at the VA before, of the same level and cpumask, and seq lower, as m->seq
+ * grows with each store), UINT32_MAX if not; *run_tail is set for this store's.
  * (This and leaf_live() are inline: apply_visible()'s common case, without a call's cost.) */
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
-							    uint64_t new, int level, unsigned by_cpu)
+							    uint64_t new, int level, unsigned by_cpu,
+							    uint32_t prev_tail, uint32_t *run_tail)
 {
 	rmap_update(m, old, level, f, idx, false);
 	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called) */
@@ -1004,8 +1013,12 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	const struct pt_pos *pp = &m->pos.v[t->first_pos];
 	if (pp->next == NO_POS) {
 		/* one position (a process's table): a run of such leaves grows one tail */
+		uint32_t n = m->facts.n;
 		fact_append(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
-			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op,
+			    prev_tail == n);
+		if (run_tail && m->facts.n != n)
+			*run_tail = m->facts.n;
 		return;
 	}
 	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
@@ -1047,7 +1060,7 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 			}
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, UINT32_MAX, NULL);
 	}
 
 	if (pt_desc_is_table(new, level)) {
@@ -1097,7 +1110,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	}
 	/* leaves and invalid entries: no position of any table changes, no frame is made */
 	if (pt_desc_is_leaf(old, level))
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, UINT32_MAX, NULL);
 	if (pt_desc_is_leaf(new, level))
 		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
@@ -1443,7 +1456,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 {
 	struct pt_table *t = m->frames.v[f].tbl;
 	bool others = false, one_call;
-	uint32_t n;
+	uint32_t n, run_tail = UINT32_MAX;
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
@@ -1453,6 +1466,8 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		   m->obs->leaf_live_run;
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
+		uint32_t prev_tail = run_tail;	/* (see leaf_gone()) */
+		run_tail = UINT32_MAX;
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
 		if (s->frame != f || idx != ps->idx + n || s->sseq > upto || (t->npending[idx] > 1 && others) ||
@@ -1470,7 +1485,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			if (known) {
 				m->applying = s;
 				if (pt_desc_is_leaf(old, level))
-					leaf_gone(m, t, f, idx, old, new, level, by_cpu);
+					leaf_gone(m, t, f, idx, old, new, level, by_cpu, prev_tail, &run_tail);
 				if (pt_desc_is_leaf(new, level) && one_call)
 					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
 				else if (pt_desc_is_leaf(new, level))
