@@ -118,6 +118,9 @@ struct ref_chunk {
 	uint64_t key;			/* va >> PMD_SHIFT */
 	uint64_t present[PTRS_PER_PTE / 64];	/* bit i: word i is set */
 	uint64_t word[PTRS_PER_PTE];
+	/* every word is present and each is the one before plus a page, the output addresses
+	 * staying below the top of their field (ref_set_run() of the whole chunk, ref.c) */
+	bool linear;
 };
 
 /* (va, word) pairs of the reference, as they were (MADV_DONTNEED, memory.c) */

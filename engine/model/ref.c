@@ -71,6 +71,7 @@ static struct ref_chunk *chunk_get(struct ref_map *r, uint64_t key)
 	c = r->chunk[r->nchunk];
 	c->key = key;
 	memset(c->present, 0, sizeof(c->present));
+	c->linear = false;
 	hmap_insert(&r->by_key, key, r->nchunk);
 	r->last = r->nchunk++;
 	return c;
@@ -89,6 +90,7 @@ static inline void word_put(struct ref_map *r, struct ref_chunk *c, unsigned i, 
 		r->count++;
 	}
 	c->word[i] = w;
+	c->linear = false;
 }
 
 static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
@@ -164,12 +166,14 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		unsigned lo = pt_index(va, 3);
 		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
 		uint64_t v = (pa & PT_DESC_OA_MASK) | flags;
+		c->linear = false;
 		if (!(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + (hi - lo) * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
 			/* the output addresses stay below the top of the field and the flags outside
 			 * it: each word is the one before plus a page */
 			for (unsigned i = lo; i < hi; i++, v += PAGE_SIZE)
 				c->word[i] = v;
 			pa += (uint64_t)(hi - lo) * PAGE_SIZE;
+			c->linear = hi - lo == PTRS_PER_PTE;	/* and all of them are present below */
 		} else {
 			for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
 				c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
@@ -198,6 +202,7 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 	uint64_t lo = start > base ? start : base, hi = end - base < PMD_SIZE ? end : base + PMD_SIZE;
 	if (lo >= hi)
 		return;
+	c->linear = false;
 	/* the pages lo, lo + PAGE_SIZE, ... below hi are entries [i0, i1) of the chunk: their
 	 * present bits go a 64-bit word at a time */
 	unsigned i0 = pt_index(lo, 3), i1 = i0 + (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT);
@@ -342,6 +347,8 @@ static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
 	struct ref_map *r = &s->ref;
 	const struct ref_chunk *c = chunk_find(r, old >> PMD_SHIFT);
 	uint64_t present[PTRS_PER_PTE / 64] = { 0 }, word[PTRS_PER_PTE];
+	unsigned moved = 0;
+	bool linear = c && c->linear;
 	for (unsigned w = 0; c && w < PTRS_PER_PTE / 64; w++)
 		for (uint64_t b = present[w] = c->present[w]; b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
@@ -357,7 +364,10 @@ static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
 			if (!d)
 				d = chunk_get(r, new >> PMD_SHIFT);
 			word_put(r, d, i, word[i]);
+			moved++;
 		}
+	if (d)
+		d->linear = linear && moved == PTRS_PER_PTE;	/* the same words, all present */
 }
 
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
@@ -407,8 +417,10 @@ static void ref_protect_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_
 {
 	const uint64_t *f = ctx;
 	(void)va;
-	if (c->word[i] & REF_PRESENT)
+	if (c->word[i] & REF_PRESENT) {
 		c->word[i] = (c->word[i] & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | *f;
+		c->linear = false;
+	}
 }
 
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot)
@@ -788,6 +800,16 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		 * block's flags and output address computed once */
 		const uint64_t flags = desc_flags(wc->r.desc, s->kernel), oa = pt_desc_oa(wc->r.desc);
 		const uint64_t in_block = pt_level_size(wc->r.level) - 1;
+		if (c && c->linear && va < stop) {
+			/* the words of the whole stretch go up by a page from the first: where the
+			 * block's values do too (block_diff()'s first case), every page agrees as
+			 * block_diff() judges it if the first does; else the loop below judges it */
+			const uint64_t n = (stop - va) >> PAGE_SHIFT;
+			const uint64_t first = ((oa + ((va - base) & in_block)) & PT_DESC_OA_MASK) | flags;
+			if (!(flags & PT_DESC_OA_MASK) && (first & PT_DESC_OA_MASK) + n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE &&
+			    ((c->word[pt_index(va, 3)] & keep) | add) == first)
+				va = stop;
+		}
 		for (unsigned n; c && (n = present_run(c, va, stop));) {
 			/* the run stays inside the block: its pages are at off, off + PAGE_SIZE, ... */
 			const uint64_t *w = &c->word[pt_index(va, 3)], off = (va - base) & in_block;
