@@ -121,6 +121,9 @@ struct ref_chunk {
 	/* every word is present and each is the one before plus a page, the output addresses
 	 * staying below the top of their field (ref_set_run() of the whole chunk, ref.c) */
 	bool linear;
+	/* word[] is not written (a whole chunk set at once): word i is first plus i pages (ref.c) */
+	bool lazy;
+	uint64_t first;
 };
 
 /* (va, word) pairs of the reference, as they were (MADV_DONTNEED, memory.c) */
