@@ -377,9 +377,22 @@ static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
 {
 	struct ref_map *r = &s->ref;
 	const struct ref_chunk *c = chunk_find(r, old >> PMD_SHIFT);
+	if (c && c->linear && word_get(c, 0)) {
+		/* every word present, none zero, each the one before plus a page: the word_put()s
+		 * below leave the destination chunk with all of them, the count up by those it
+		 * lacked; it takes them as a lazy chunk (ref_set_run() of all of it) */
+		const uint64_t first = word_get(c, 0);
+		ref_clear_range(s, old, old + PMD_SIZE);
+		struct ref_chunk *d = chunk_get(r, new >> PMD_SHIFT);
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++) {
+			r->count += bits_count(~d->present[w]);
+			d->present[w] = ~0ull;
+		}
+		d->lazy = d->linear = true;
+		d->first = first;
+		return;
+	}
 	uint64_t present[PTRS_PER_PTE / 64] = { 0 }, word[PTRS_PER_PTE];
-	unsigned moved = 0;
-	bool linear = c && c->linear;
 	for (unsigned w = 0; c && w < PTRS_PER_PTE / 64; w++)
 		for (uint64_t b = present[w] = c->present[w]; b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
@@ -395,10 +408,7 @@ static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
 			if (!d)
 				d = chunk_get(r, new >> PMD_SHIFT);
 			word_put(r, d, i, word[i]);
-			moved++;
 		}
-	if (d)
-		d->linear = linear && moved == PTRS_PER_PTE;	/* the same words, all present */
 }
 
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len)
