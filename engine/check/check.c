@@ -727,7 +727,11 @@ static __attribute__((noinline)) bool check_lock_lookup(struct pt_checker *c, ui
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint16_t asid = ti->asid;
 	bool w = false;
-	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
+	/* the lookups are queries, their order is no matter: the lock a fault takes for the level
+	 * (the PTL, pmd_lock, page_table_lock) comes first */
+	bool upper = fr->level < 3, pmd = fr->level == 2;
+	if ((upper && pt_machine_lock_holder(m, pmd ? PT_LOCK_PMD : PT_LOCK_PUD, pmd ? pa : asid, NULL) == tid) ||
+	    pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
 	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
 			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
 	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
@@ -1182,7 +1186,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 		return true;		/* its stores' hooks return at once */
 	const struct tinfo *ti = &r->ti;
 	unsigned level = (unsigned)r->level;
-	const uint64_t *old = r->latest + idx;
+	const uint64_t *old = r->latest + idx, *visible = pt_machine_table_visible(m, f) + idx;
 	if (ti->found && pt_machine_has_lock_rules(m))
 		return false;		/* check_lock_rule() at every store */
 
@@ -1213,8 +1217,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
 		 * earlier stores are to other entries, and no store drains during the run, so the
 		 * entry's visible value and the stores pending to it are those the hook would see */
-		uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
-		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, vis, ti))
+		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, visible[k], ti))
 			return false;
 	}
 
