@@ -164,14 +164,18 @@ bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsi
 
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
 {
+	/* outside a schedule (not on its own stack) nobody could release it, whoever holds it: no
+	 * need to ask the machine who does (a lookup that changes nothing); a yield comes back with
+	 * the thread on its own stack again */
+	if (mm->running != t)
+		return;
 	for (;;) {
 		bool held_w = false;
 		uint32_t holder = pt_machine_lock_holder(mm->m, cls, key, &held_w);
 		if (holder == UINT32_MAX || (held_w && holder == t->tid))
 			return;
-		bool shared = cls == PT_LOCK_MMAP && !write && !held_w;
-		if (shared || mm->running != t)
-			return;	/* readers share; outside a schedule nobody could release it */
+		if (cls == PT_LOCK_MMAP && !write && !held_w)
+			return;	/* readers share */
 		/* held for read by others (or by this thread: an upgrade would deadlock), or for
 		 * write by another thread: wait */
 		t->blocked = true;
