@@ -272,6 +272,9 @@ void mm_sched_free(struct mm_model *mm);
 void mm_sched_reset(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
+/*! mm_read_until_present() : mm_read() of the entries from entry_pa on until one is not none,
+ * at most n.  @return : the index of that one, or n if all n are none. */
+unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, unsigned n);
 /* WRITE_ONCE of a page-table entry */
 void mm_write(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val);
 /* xchg / cmpxchg-style get_and_clear: returns the old value, stores val */
