@@ -129,15 +129,22 @@ static uint64_t run_slice(struct mm_model *mm, struct mm_thread *t, unsigned on,
 	return t->steps_total - before;
 }
 
-void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
+/* mm_sched_point() of a thread on its own stack: a call of its own, so that the point of one
+ * that is not (the common case: every arch event passes one) costs its callers no registers */
+static __attribute__((noinline)) void sched_point_scheduled(struct mm_model *mm, struct mm_thread *t, unsigned on)
 {
-	if (mm->running != t)
-		return;		/* not on its own stack: an op run to completion, or an IRQ */
 	while (t->budget == 0)
 		yield(mm, t);
 	t->steps_total++;
 	if (t->budget != UINT64_MAX && (t->budget_on == PT_SCHED_ANY || t->budget_on == on))
 		t->budget--;
+}
+
+void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
+{
+	if (mm->running != t)
+		return;		/* not on its own stack: an op run to completion, or an IRQ */
+	sched_point_scheduled(mm, t, on);
 }
 
 /*
