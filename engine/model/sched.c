@@ -169,13 +169,10 @@ bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsi
 	return true;
 }
 
-void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+/* mm_wait_lock() of a thread on its own stack (a call of its own, as sched_point_scheduled()) */
+static __attribute__((noinline)) void wait_lock_scheduled(struct mm_model *mm, struct mm_thread *t,
+							  enum pt_lock_class cls, uint64_t key, bool write)
 {
-	/* outside a schedule (not on its own stack) nobody could release it, whoever holds it: no
-	 * need to ask the machine who does (a lookup that changes nothing); a yield comes back with
-	 * the thread on its own stack again */
-	if (mm->running != t)
-		return;
 	for (;;) {
 		bool held_w = false;
 		uint32_t holder = pt_machine_lock_holder(mm->m, cls, key, &held_w);
@@ -189,6 +186,16 @@ void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class c
 		yield(mm, t);
 		t->blocked = false;
 	}
+}
+
+void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+{
+	/* outside a schedule (not on its own stack) nobody could release it, whoever holds it: no
+	 * need to ask the machine who does (a lookup that changes nothing); a yield comes back with
+	 * the thread on its own stack again */
+	if (mm->running != t)
+		return;
+	wait_lock_scheduled(mm, t, cls, key, write);
 }
 
 /* The issue order of the op an implicit thread runs next (or waits in). */
