@@ -554,6 +554,33 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 	mo->cont_and &= d;
 }
 
+/*
+ * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary.  Two kinds
+ * of span are summarized at once: one with no valid entry (a table being filled, a group
+ * cleared), and entries d[0] + j * size, the level's size apart (set_ptes() of a folio, a THP
+ * split's PTEs), where no carry leaves the output address: the bits outside it stay d[0]'s up
+ * to the last (they only grow), so every leaf adds to the summary what d[0] adds (the same
+ * attributes, the same base).
+ */
+static void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
+			    uint64_t size)
+{
+	uint64_t any = 0, other = 0, x = d[0];
+	for (unsigned j = 0; j < cnt; j++, x += size) {
+		any |= d[j];
+		other |= d[j] ^ x;
+	}
+	if (!(any & PT_DESC_VALID))
+		return;
+	if (!other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK) && pt_desc_is_leaf(d[0], level)) {
+		memo_add_leaf(mo, d[0], i0, size);
+		return;
+	}
+	for (unsigned j = 0; j < cnt; j++)
+		if (pt_desc_is_leaf(d[j], level))
+			memo_add_leaf(mo, d[j], i0 + j, size);
+}
+
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
  * leaf, or all CONT with the same attributes and the same aligned base?  Then so does any
  * subset of them. */
@@ -700,7 +727,11 @@ static __attribute__((noinline)) bool check_lock_lookup(struct pt_checker *c, ui
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint16_t asid = ti->asid;
 	bool w = false;
-	if (pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
+	/* the lookups are queries, their order is no matter: the lock a fault takes for the level
+	 * (the PTL, pmd_lock, page_table_lock) comes first */
+	bool upper = fr->level < 3, pmd = fr->level == 2;
+	if ((upper && pt_machine_lock_holder(m, pmd ? PT_LOCK_PMD : PT_LOCK_PUD, pmd ? pa : asid, NULL) == tid) ||
+	    pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
 	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
 			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
 	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
@@ -999,6 +1030,24 @@ static bool group_hold(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	return true;
 }
 
+/* group_hold() of each group of `groups` (bit g: group g of table f, of level `level`), lowest
+ * first: one scan of the CPU's groups[] finds those it holds already, the others are added in
+ * that order while there is room.  (group_hint only speeds up group_hold(): it is checked before
+ * use, so where it points changes nothing.) */
+static void group_hold_run(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, uint32_t f,
+			   uint32_t groups, int level)
+{
+	struct cpu_state *cs = &c->cpu[cpu];
+	for (unsigned i = 0; i < cs->ngroups && groups; i++)
+		if (cs->groups[i].op == op->id && cs->groups[i].frame == f && cs->groups[i].group < 32)
+			groups &= ~(1u << cs->groups[i].group);
+	for (; groups && cs->ngroups < MAX_GROUPS; groups &= groups - 1) {
+		struct group_ref g = { op->id, f, (uint16_t)__builtin_ctz(groups), (uint8_t)level };
+		cs->group_hint = cs->ngroups;
+		cs->groups[cs->ngroups++] = g;
+	}
+}
+
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
  * so that the operation's end can check it is complete.  The store to entry idx of table f (of a
  * known level, latest entries e) by cpu has been applied. */
@@ -1054,37 +1103,48 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
  * cont memo it would update is a cache: it is checked against the entries before use.)
  */
 static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals,
-			     uint32_t touched)
+			     uint32_t *touched)
 {
 	const struct store_run *r = &c->run;
 	const unsigned gn = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
 	uint64_t size = pt_level_size(r->level);
+	_Static_assert(PT_PTRS / PT_CONT_PTES <= 32 && PT_CONT_PTES == PT_CONT_PMDS, "a group per bit");
+	const uint64_t *old = r->latest + r->idx;
+	uint32_t t = 0;
 	for (unsigned g = r->idx / gn; g <= (r->idx + n - 1) / gn; g++) {
-		if (!(touched >> g & 1) && !pt_machine_cont_group(m, r->frame, g))
-			continue;	/* no CONT entry in the group, before or after any store */
 		const uint64_t *e = r->latest + g * gn;
 		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
+		unsigned cnt = (k1 < n ? k1 : n) - k0;
+		uint64_t cont = 0;
+		for (unsigned j = 0; j < cnt; j++)
+			cont |= old[k0 + j] | vals[k0 + j];
+		if (cont & PT_DESC_CONT)
+			t |= 1u << g;
+		else if (!pt_machine_cont_group(m, r->frame, g))
+			continue;	/* no CONT entry in the group, before or after any store */
 		struct cont_memo u = { .cont_and = PT_DESC_CONT };
-		for (unsigned i = 0; i < gn; i++)
-			if (pt_desc_is_leaf(e[i], r->level))
-				memo_add_leaf(&u, e[i], i, size);
-		for (unsigned k = k0; k < k1 && k < n; k++)
-			if (pt_desc_is_leaf(vals[k], r->level))
-				memo_add_leaf(&u, vals[k], (r->idx + k) % gn, size);
+		memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
+		memo_add_leaves(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
+	*touched = t;
 	return true;
 }
 
-/* No stale fact overlaps the VAs of entry idx of table f (level `level`) at any of its
- * positions: check_leaf_conflict() then asks none.  (facts_none_near() keeps a cache: asking
- * it changes no answer.) */
-static bool leaf_facts_none(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned level)
+/* No stale fact overlaps the VAs of entries idx..idx+n-1 of table f (level `level`) at any of
+ * its positions: check_leaf_conflict() then asks none for a leaf made there.  facts_none_near()
+ * answers for a span its memo covers; asked of the first entry, then of the last: either the
+ * first answer's memo covers the last entry too, or the second answer is the table's whole (its
+ * memo, made then), and no fact comes or goes between the two.  (Asking it changes no answer.) */
+static bool leaf_facts_none(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n,
+			    unsigned level)
 {
+	uint64_t size = pt_level_size(level);
 	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
 		const struct pt_pos *pp = pt_machine_pos(m, p);
-		if (!facts_none_near(c, m, pp->va, pp->va + idx * pt_level_size(level), level))
+		if (!facts_none_near(c, m, pp->va, pp->va + idx * size, level) ||
+		    !facts_none_near(c, m, pp->va, pp->va + (idx + n - 1) * size, level))
 			return false;
 	}
 	return true;
@@ -1126,7 +1186,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 		return true;		/* its stores' hooks return at once */
 	const struct tinfo *ti = &r->ti;
 	unsigned level = (unsigned)r->level;
-	const uint64_t *old = r->latest + idx;
+	const uint64_t *old = r->latest + idx, *visible = pt_machine_table_visible(m, f) + idx;
 	if (ti->found && pt_machine_has_lock_rules(m))
 		return false;		/* check_lock_rule() at every store */
 
@@ -1134,13 +1194,9 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
 	 * and (below level 3) without stale positions */
-	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m);
-	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the run */
-	_Static_assert(PT_PTRS / PT_CONT_PTES <= 32 && PT_CONT_PTES == PT_CONT_PMDS, "a group per bit");
-	uint32_t touched = 0;
+	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m), facts_asked = false;
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t o = old[k], v = vals[k];
-		touched |= (uint32_t)!!((o | v) & PT_DESC_CONT) << ((idx + k) / PT_CONT_PTES);
 		if (!pt_desc_valid(v))
 			continue;
 		bool leaf = pt_desc_is_leaf(v, level);
@@ -1150,13 +1206,18 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
 		if (!ti->found)
 			continue;
-		if (leaf && (walks || (facts && !leaf_facts_none(c, m, f, idx + k, level))))
+		if (leaf && walks)
 			return false;
+		/* no stale fact near any of the run's entries: asked at its first leaf, for all */
+		if (leaf && facts && !facts_asked) {
+			if (!leaf_facts_none(c, m, f, idx, n, level))
+				return false;
+			facts_asked = true;
+		}
 		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
 		 * earlier stores are to other entries, and no store drains during the run, so the
 		 * entry's visible value and the stores pending to it are those the hook would see */
-		uint64_t vis = pt_machine_entry_visible(m, f, idx + k);
-		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, vis, ti))
+		if (make_before_break_visible(c, m, cpu, f, idx + k, level, o, v, visible[k], ti))
 			return false;
 	}
 
@@ -1174,7 +1235,9 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	for (unsigned k = 0; unmaps && k < n; k++)
 		if (pt_desc_is_table(old[k], level))
 			return false;
-	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, touched))
+	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the run */
+	uint32_t touched = 0;
+	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, &touched))
 		return false;
 	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
 	if (ti->found && !check_lock_held(c, cpu, f, level, ti))
@@ -1183,8 +1246,8 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
 	for (unsigned k = 0; unmaps && k < n; k++)
 		unmap_store(c, cpu, ti, old[k], lo + k * size, level);
-	for (uint32_t g = r->level >= 2 && op->open ? touched : 0; g; g &= g - 1)
-		group_hold(c, cpu, op, f, (unsigned)__builtin_ctz(g), r->level);
+	if (r->level >= 2 && op->open && touched)
+		group_hold_run(c, cpu, op, f, touched, r->level);
 	return true;
 }
 

@@ -3097,6 +3097,12 @@ const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)
 	return fr->state == PT_FS_TABLE ? fr->tbl->latest : NULL;
 }
 
+const uint64_t *pt_machine_table_visible(const struct pt_machine *m, uint32_t f)
+{
+	const struct pt_frame *fr = &m->frames.v[f];
+	return fr->state == PT_FS_TABLE ? fr->tbl->visible : NULL;
+}
+
 const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t f)
 {
 	const struct pt_frame *fr = &m->frames.v[f];

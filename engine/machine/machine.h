@@ -312,6 +312,9 @@ bool pt_machine_leaves_maybe_in(const struct pt_machine *m, uint64_t lo, uint64_
 uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint64_t *out, uint32_t max);
 /*! pt_machine_table_latest() : the latest entries of a table frame (512), NULL if not a table. */
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t frame);
+/*! pt_machine_table_visible() : the visible entries of a table frame (512: what
+ * pt_machine_entry_visible() gives for each), NULL if not a table. */
+const uint64_t *pt_machine_table_visible(const struct pt_machine *m, uint32_t frame);
 /*! pt_machine_table_next_stored() : the first entry from idx on of a table frame that was stored
  * to since the table was cleared (PT_PTRS: none); the others are zero in every view. */
 unsigned pt_machine_table_next_stored(const struct pt_machine *m, uint32_t frame, unsigned idx);

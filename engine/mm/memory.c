@@ -443,13 +443,11 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	uint64_t page = mm_alloc_pages(mm, t, order, 0);
 	mm_dmb(mm, t, PT_BAR_ISHST);
 	mm_lock(mm, t, PT_LOCK_PTL, ptl, true);
-	for (uint64_t i = 0; i < nr; i++) {
-		if (!pte_none(mm_read(mm, t, ptep + 8 * i))) {
-			/* raced (or partly populated): the whole folio backs off (alloc_anon_folio checks) */
-			mm_unlock(mm, t, PT_LOCK_PTL, ptl);
-			mm_free_pages(mm, t, page, order);
-			return order ? fault_pte(mm, t, s, v, addr, 0) : 0;
-		}
+	if (mm_read_until_present(mm, t, ptep, (unsigned)nr) < nr) {
+		/* raced (or partly populated): the whole folio backs off (alloc_anon_folio checks) */
+		mm_unlock(mm, t, PT_LOCK_PTL, ptl);
+		mm_free_pages(mm, t, page, order);
+		return order ? fault_pte(mm, t, s, v, addr, 0) : 0;
 	}
 	/* set_ptes(): for a naturally aligned 64K folio, contpte_set_ptes() writes the CONT bit */
 	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;

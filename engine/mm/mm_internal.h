@@ -118,6 +118,12 @@ struct ref_chunk {
 	uint64_t key;			/* va >> PMD_SHIFT */
 	uint64_t present[PTRS_PER_PTE / 64];	/* bit i: word i is set */
 	uint64_t word[PTRS_PER_PTE];
+	/* every word is present and each is the one before plus a page, the output addresses
+	 * staying below the top of their field (ref_set_run() of the whole chunk, ref.c) */
+	bool linear;
+	/* word[] is not written (a whole chunk set at once): word i is first plus i pages (ref.c) */
+	bool lazy;
+	uint64_t first;
 };
 
 /* (va, word) pairs of the reference, as they were (MADV_DONTNEED, memory.c) */
@@ -272,6 +278,9 @@ void mm_sched_free(struct mm_model *mm);
 void mm_sched_reset(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
+/*! mm_read_until_present() : mm_read() of the entries from entry_pa on until one is not none,
+ * at most n.  @return : the index of that one, or n if all n are none. */
+unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, unsigned n);
 /* WRITE_ONCE of a page-table entry */
 void mm_write(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val);
 /* xchg / cmpxchg-style get_and_clear: returns the old value, stores val */

@@ -81,6 +81,35 @@ uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 	return pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & 511));
 }
 
+/*
+ * mm_read() of the entries from entry_pa on, in order, up to the first that is not none (at
+ * most n of them).  The reads change nothing and nothing else comes between them: where no
+ * thread can run at any of their scheduling points (mm_sched_points()), no other thread stores
+ * between them either, so they are made first and the points (one per read made) taken after,
+ * at once.  Otherwise, or without runs, one by one.
+ */
+unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, unsigned n)
+{
+	unsigned i = 0;
+	if (n > 1 && !mm->no_runs) {
+		uint32_t f = PT_NO_FRAME;
+		for (; i < n; i++) {
+			uint64_t pa = entry_pa + 8ull * i;
+			if (i == 0 || (pa & 0xfff) == 0)
+				f = pt_machine_lookup(mm->m, pa);
+			if (f != PT_NO_FRAME &&
+			    !pte_none(pt_machine_entry_latest(mm->m, f, (unsigned)((pa >> 3) & 511))))
+				break;
+		}
+		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, i < n ? i + 1 : n))
+			return i;
+	}
+	for (i = 0; i < n; i++)
+		if (!pte_none(mm_read(mm, t, entry_pa + 8ull * i)))
+			break;
+	return i;
+}
+
 void mm_write(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t val)
 {
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .pa = entry_pa, .val = val };
@@ -190,11 +219,19 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	}
 	uint64_t size = PAGE_SIZE << order;
 	uint64_t pa = ALIGN_UP(mm->bump[node], size);
-	/* the pages skipped to align the block, lowest first, as one free_push() each */
+	/* the pages skipped to align the block, lowest first, as one free_push() each (four a
+	 * step: a 2M block skips up to 511) */
 	free_reserve(mm, 0, (pa - mm->bump[node] + PAGE_SIZE - 1) >> PAGE_SHIFT);
 	uint64_t *fl = mm->freel[0];
 	uint32_t nf = mm->nfree[0];
-	for (uint64_t gap = mm->bump[node]; gap < pa; gap += PAGE_SIZE)
+	uint64_t gap = mm->bump[node];
+	for (; pa - gap >= 4 * PAGE_SIZE; gap += 4 * PAGE_SIZE, nf += 4) {
+		fl[nf] = gap;
+		fl[nf + 1] = gap + PAGE_SIZE;
+		fl[nf + 2] = gap + 2 * PAGE_SIZE;
+		fl[nf + 3] = gap + 3 * PAGE_SIZE;
+	}
+	for (; gap < pa; gap += PAGE_SIZE)
 		fl[nf++] = gap;
 	mm->nfree[0] = nf;
 	if (nf)

@@ -71,6 +71,8 @@ static struct ref_chunk *chunk_get(struct ref_map *r, uint64_t key)
 	c = r->chunk[r->nchunk];
 	c->key = key;
 	memset(c->present, 0, sizeof(c->present));
+	c->linear = false;
+	c->lazy = false;
 	hmap_insert(&r->by_key, key, r->nchunk);
 	r->last = r->nchunk++;
 	return c;
@@ -81,14 +83,38 @@ static inline bool word_present(const struct ref_chunk *c, unsigned i)
 	return c->present[i / 64] >> (i % 64) & 1;
 }
 
+/* Word i of chunk c, if present. */
+static inline uint64_t word_get(const struct ref_chunk *c, unsigned i)
+{
+	return c->lazy ? c->first + (uint64_t)i * PAGE_SIZE : c->word[i];
+}
+
+/*
+ * Write out the words of a lazy chunk (ref_set_run()), before its words are changed or read in
+ * place: each the one before plus a page, as ref_set_run() would have written them.  A fault
+ * that maps a 2M folio sets its chunk's 512 words; most are never read one by one (the
+ * reference check compares the chunk at once, an unmap clears it).
+ */
+static inline void chunk_fill(struct ref_chunk *c)
+{
+	if (!c->lazy)
+		return;
+	uint64_t v = c->first;
+	for (unsigned i = 0; i < PTRS_PER_PTE; i++, v += PAGE_SIZE)
+		c->word[i] = v;
+	c->lazy = false;
+}
+
 /* Word i of chunk c (of map r) becomes w. */
 static inline void word_put(struct ref_map *r, struct ref_chunk *c, unsigned i, uint64_t w)
 {
+	chunk_fill(c);
 	if (!word_present(c, i)) {
 		c->present[i / 64] |= 1ull << (i % 64);
 		r->count++;
 	}
 	c->word[i] = w;
+	c->linear = false;
 }
 
 static void word_set(struct ref_map *r, uint64_t va, uint64_t w)
@@ -106,7 +132,7 @@ uint64_t ref_map_hash(const struct ref_map *r)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
 				uint64_t page = (c->key << (PMD_SHIFT - PAGE_SHIFT)) + i;
-				x += hmap_mix(page ^ hmap_mix(c->word[i]));
+				x += hmap_mix(page ^ hmap_mix(word_get(c, i)));
 			}
 	}
 	return x;
@@ -164,13 +190,22 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		unsigned lo = pt_index(va, 3);
 		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
 		uint64_t v = (pa & PT_DESC_OA_MASK) | flags;
+		c->linear = false;
 		if (!(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + (hi - lo) * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
 			/* the output addresses stay below the top of the field and the flags outside
 			 * it: each word is the one before plus a page */
-			for (unsigned i = lo; i < hi; i++, v += PAGE_SIZE)
-				c->word[i] = v;
+			if (hi - lo == PTRS_PER_PTE) {
+				/* all of them, present below: written out when needed (chunk_fill()) */
+				c->lazy = c->linear = true;
+				c->first = v;
+			} else {
+				chunk_fill(c);
+				for (unsigned i = lo; i < hi; i++, v += PAGE_SIZE)
+					c->word[i] = v;
+			}
 			pa += (uint64_t)(hi - lo) * PAGE_SIZE;
 		} else {
+			chunk_fill(c);
 			for (unsigned i = lo; i < hi; i++, pa += PAGE_SIZE)
 				c->word[i] = (pa & PT_DESC_OA_MASK) | flags;
 		}
@@ -188,7 +223,7 @@ uint64_t ref_get(const struct mm_space *s, uint64_t va)
 {
 	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	unsigned i = pt_index(va, 3);
-	return c && word_present(c, i) ? c->word[i] : 0;
+	return c && word_present(c, i) ? word_get(c, i) : 0;
 }
 
 /* Clear the words of [start, end) in chunk c (which covers its part of the range). */
@@ -198,6 +233,7 @@ static void chunk_clear(struct ref_map *r, struct ref_chunk *c, uint64_t start, 
 	uint64_t lo = start > base ? start : base, hi = end - base < PMD_SIZE ? end : base + PMD_SIZE;
 	if (lo >= hi)
 		return;
+	c->linear = false;
 	/* the pages lo, lo + PAGE_SIZE, ... below hi are entries [i0, i1) of the chunk: their
 	 * present bits go a 64-bit word at a time */
 	unsigned i0 = pt_index(lo, 3), i1 = i0 + (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT);
@@ -301,7 +337,7 @@ struct for_each_ctx {
 static void for_each_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
 	struct for_each_ctx *x = ctx;
-	x->fn(x->ctx, va, c->word[i]);
+	x->fn(x->ctx, va, word_get(c, i));
 }
 
 void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
@@ -320,7 +356,7 @@ struct ref_words {
 static void ref_words_add(void *ctx, struct ref_chunk *c, unsigned i, uint64_t va)
 {
 	struct ref_words *w = ctx;
-	uint64_t word = c->word[i];
+	uint64_t word = word_get(c, i);
 	if (w->n == w->cap) {
 		w->cap = w->cap ? 2 * w->cap : 64;
 		w->va = realloc(w->va, w->cap * sizeof(*w->va));
@@ -341,11 +377,26 @@ static void ref_move_chunk(struct mm_space *s, uint64_t old, uint64_t new)
 {
 	struct ref_map *r = &s->ref;
 	const struct ref_chunk *c = chunk_find(r, old >> PMD_SHIFT);
+	if (c && c->linear && word_get(c, 0)) {
+		/* every word present, none zero, each the one before plus a page: the word_put()s
+		 * below leave the destination chunk with all of them, the count up by those it
+		 * lacked; it takes them as a lazy chunk (ref_set_run() of all of it) */
+		const uint64_t first = word_get(c, 0);
+		ref_clear_range(s, old, old + PMD_SIZE);
+		struct ref_chunk *d = chunk_get(r, new >> PMD_SHIFT);
+		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++) {
+			r->count += bits_count(~d->present[w]);
+			d->present[w] = ~0ull;
+		}
+		d->lazy = d->linear = true;
+		d->first = first;
+		return;
+	}
 	uint64_t present[PTRS_PER_PTE / 64] = { 0 }, word[PTRS_PER_PTE];
 	for (unsigned w = 0; c && w < PTRS_PER_PTE / 64; w++)
 		for (uint64_t b = present[w] = c->present[w]; b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
-			word[i] = c->word[i];
+			word[i] = word_get(c, i);
 		}
 	ref_clear_range(s, old, old + PMD_SIZE);
 	struct ref_chunk *d = NULL;
@@ -407,8 +458,11 @@ static void ref_protect_word(void *ctx, struct ref_chunk *c, unsigned i, uint64_
 {
 	const uint64_t *f = ctx;
 	(void)va;
-	if (c->word[i] & REF_PRESENT)
+	chunk_fill(c);
+	if (c->word[i] & REF_PRESENT) {
 		c->word[i] = (c->word[i] & ~(REF_READ | REF_WRITE | REF_EXEC | REF_NUMA)) | *f;
+		c->linear = false;
+	}
 }
 
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot)
@@ -773,7 +827,7 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		}
 		return stop;
 	}
-	const struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
+	struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	const uint64_t vp = v ? ref_prot(v->prot) : 0;
 	/* A stretch of pages under one present word of c agrees, as page by page, where each
 	 * page's (word & keep) | add equals what the page tables give for it mapped: that is
@@ -788,6 +842,18 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		 * block's flags and output address computed once */
 		const uint64_t flags = desc_flags(wc->r.desc, s->kernel), oa = pt_desc_oa(wc->r.desc);
 		const uint64_t in_block = pt_level_size(wc->r.level) - 1;
+		if (c && c->linear && va < stop) {
+			/* the words of the whole stretch go up by a page from the first: where the
+			 * block's values do too (block_diff()'s first case), every page agrees as
+			 * block_diff() judges it if the first does; else the loop below judges it */
+			const uint64_t n = (stop - va) >> PAGE_SHIFT;
+			const uint64_t first = ((oa + ((va - base) & in_block)) & PT_DESC_OA_MASK) | flags;
+			if (!(flags & PT_DESC_OA_MASK) && (first & PT_DESC_OA_MASK) + n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE &&
+			    ((word_get(c, pt_index(va, 3)) & keep) | add) == first)
+				va = stop;
+		}
+		if (c && va < stop)
+			chunk_fill(c);	/* the words themselves below */
 		for (unsigned n; c && (n = present_run(c, va, stop));) {
 			/* the run stays inside the block: its pages are at off, off + PAGE_SIZE, ... */
 			const uint64_t *w = &c->word[pt_index(va, 3)], off = (va - base) & in_block;
@@ -810,6 +876,8 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		return va;
 	}
 	const uint64_t kuser = s->kernel ? PT_DESC_USER : 0, xn = s->kernel ? PT_DESC_PXN : PT_DESC_UXN;
+	if (c)
+		chunk_fill(c);
 	for (unsigned n; !range && c && (n = present_run(c, va, stop));) {
 		/* the PTE table's leaves, the entries after va's in the table (the run stays in its
 		 * 2M): what page_words() gives for a mapped page */

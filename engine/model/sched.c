@@ -129,15 +129,22 @@ static uint64_t run_slice(struct mm_model *mm, struct mm_thread *t, unsigned on,
 	return t->steps_total - before;
 }
 
-void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
+/* mm_sched_point() of a thread on its own stack: a call of its own, so that the point of one
+ * that is not (the common case: every arch event passes one) costs its callers no registers */
+static __attribute__((noinline)) void sched_point_scheduled(struct mm_model *mm, struct mm_thread *t, unsigned on)
 {
-	if (mm->running != t)
-		return;		/* not on its own stack: an op run to completion, or an IRQ */
 	while (t->budget == 0)
 		yield(mm, t);
 	t->steps_total++;
 	if (t->budget != UINT64_MAX && (t->budget_on == PT_SCHED_ANY || t->budget_on == on))
 		t->budget--;
+}
+
+void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
+{
+	if (mm->running != t)
+		return;		/* not on its own stack: an op run to completion, or an IRQ */
+	sched_point_scheduled(mm, t, on);
 }
 
 /*
@@ -162,22 +169,33 @@ bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsi
 	return true;
 }
 
-void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+/* mm_wait_lock() of a thread on its own stack (a call of its own, as sched_point_scheduled()) */
+static __attribute__((noinline)) void wait_lock_scheduled(struct mm_model *mm, struct mm_thread *t,
+							  enum pt_lock_class cls, uint64_t key, bool write)
 {
 	for (;;) {
 		bool held_w = false;
 		uint32_t holder = pt_machine_lock_holder(mm->m, cls, key, &held_w);
 		if (holder == UINT32_MAX || (held_w && holder == t->tid))
 			return;
-		bool shared = cls == PT_LOCK_MMAP && !write && !held_w;
-		if (shared || mm->running != t)
-			return;	/* readers share; outside a schedule nobody could release it */
+		if (cls == PT_LOCK_MMAP && !write && !held_w)
+			return;	/* readers share */
 		/* held for read by others (or by this thread: an upgrade would deadlock), or for
 		 * write by another thread: wait */
 		t->blocked = true;
 		yield(mm, t);
 		t->blocked = false;
 	}
+}
+
+void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write)
+{
+	/* outside a schedule (not on its own stack) nobody could release it, whoever holds it: no
+	 * need to ask the machine who does (a lookup that changes nothing); a yield comes back with
+	 * the thread on its own stack again */
+	if (mm->running != t)
+		return;
+	wait_lock_scheduled(mm, t, cls, key, write);
 }
 
 /* The issue order of the op an implicit thread runs next (or waits in). */
