@@ -450,8 +450,9 @@ static uint64_t cont_attrs(uint64_t d, bool complete)
 {
 	/* AF and dirty state differ entry by entry (hardware updates) */
 	uint64_t ign = PT_DESC_OA_MASK | PT_DESC_AF | PT_DESC_DIRTY;
-	if (d & PT_DESC_DBM)
-		ign |= PT_DESC_RDONLY;
+	/* with DBM the hardware clears RDONLY entry by entry (without a branch: a loop of
+	 * cont_group_whole() stays branch-free) */
+	ign |= (d >> __builtin_ctzll(PT_DESC_DBM) & 1) * PT_DESC_RDONLY;
 	/* while an operation runs, a whole block's permissions change entry by entry
 	 * (contpte_wrprotect_ptes); when it returns they must agree again: "we can't have a case
 	 * where CONT_PTE is set but wrprotect applies to a subset of the PTEs" (contpte.c) */
@@ -560,7 +561,8 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
  * cleared), and entries d[0] + j * size, the level's size apart (set_ptes() of a folio, a THP
  * split's PTEs), where no carry leaves the output address: the bits outside it stay d[0]'s up
  * to the last (they only grow), so every leaf adds to the summary what d[0] adds (the same
- * attributes, the same base).
+ * attributes, the same base).  Such a span counts as one leaf in nleaf, which only tells
+ * whether a first leaf was seen (memo_agrees() reads the summary alone).
  */
 static void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
 			    uint64_t size)
@@ -732,9 +734,9 @@ static __attribute__((noinline)) bool check_lock_lookup(struct pt_checker *c, ui
 	bool upper = fr->level < 3, pmd = fr->level == 2;
 	if ((upper && pt_machine_lock_holder(m, pmd ? PT_LOCK_PMD : PT_LOCK_PUD, pmd ? pa : asid, NULL) == tid) ||
 	    pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
-	    (fr->level < 3 && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
-			       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
-	    (fr->level < 3 && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
+	    (upper && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
+		       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
+	    (upper && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
 		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return true;
 	}
@@ -2126,10 +2128,7 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 	uint64_t attrs = cont_attrs(e[0], true), base = pt_desc_oa(e[0]), diff = 0;
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[i];
-		/* cont_attrs(d, true), without the branch on DBM */
-		uint64_t a = d & ~(PT_DESC_OA_MASK | PT_DESC_AF | PT_DESC_DIRTY |
-				   (d >> __builtin_ctzll(PT_DESC_DBM) & 1) * PT_DESC_RDONLY);
-		diff |= (a ^ attrs) | ((pt_desc_oa(d) - i * size) ^ base) | ((d & 3) ^ leaf) | (~d & PT_DESC_CONT);
+		diff |= (cont_attrs(d, true) ^ attrs) | ((pt_desc_oa(d) - i * size) ^ base) | ((d & 3) ^ leaf) | (~d & PT_DESC_CONT);
 	}
 	return !diff && !(base & (n * size - 1));
 }

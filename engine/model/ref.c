@@ -138,6 +138,14 @@ uint64_t ref_map_hash(const struct ref_map *r)
 	return x;
 }
 
+/* Are the values of n pages from output address (pa & OA) on, each (its address & OA) | flags,
+ * each the one before plus a page?  So where the flags stay outside the field and the addresses
+ * below its top (then a loop adds a page, a 2M chunk's are described by its first). */
+static inline bool oa_linear(uint64_t pa, uint64_t flags, uint64_t n)
+{
+	return !(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE;
+}
+
 /* The number of bits set in x: a whole present word or none (a 2M folio, a clear of it) without
  * the library call that __builtin_popcountll() is on the baseline x86-64. */
 static inline uint64_t bits_count(uint64_t x)
@@ -191,7 +199,7 @@ void ref_set_run(struct mm_space *s, uint64_t va, uint64_t n, uint64_t pa, uint6
 		unsigned hi = n < PTRS_PER_PTE - lo ? lo + (unsigned)n : PTRS_PER_PTE;
 		uint64_t v = (pa & PT_DESC_OA_MASK) | flags;
 		c->linear = false;
-		if (!(flags & PT_DESC_OA_MASK) && (pa & PT_DESC_OA_MASK) + (hi - lo) * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+		if (oa_linear(pa, flags, hi - lo)) {
 			/* the output addresses stay below the top of the field and the flags outside
 			 * it: each word is the one before plus a page */
 			if (hi - lo == PTRS_PER_PTE) {
@@ -743,7 +751,7 @@ static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, u
 				  uint64_t keep, uint64_t add)
 {
 	uint64_t diff = 0, v = ((oa + off) & PT_DESC_OA_MASK) | flags;
-	if (!(flags & PT_DESC_OA_MASK) && (v & PT_DESC_OA_MASK) + (uint64_t)n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE) {
+	if (oa_linear(v, flags, n)) {
 		/* as in ref_set_run(): each page's value is the one before plus a page */
 		for (unsigned k = 0; k < n; k++, v += PAGE_SIZE)
 			diff |= ((w[k] & keep) | add) ^ v;
@@ -848,7 +856,7 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 			 * block_diff() judges it if the first does; else the loop below judges it */
 			const uint64_t n = (stop - va) >> PAGE_SHIFT;
 			const uint64_t first = ((oa + ((va - base) & in_block)) & PT_DESC_OA_MASK) | flags;
-			if (!(flags & PT_DESC_OA_MASK) && (first & PT_DESC_OA_MASK) + n * PAGE_SIZE <= PT_DESC_OA_MASK + PAGE_SIZE &&
+			if (oa_linear(first, flags, n) &&
 			    ((word_get(c, pt_index(va, 3)) & keep) | add) == first)
 				va = stop;
 		}
