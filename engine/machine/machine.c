@@ -222,6 +222,9 @@ struct pt_machine {
 	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
 	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
 	uint32_t *asid_root[65536 / ASID_CHUNK];
+	/* bit i: chunk asid_root[i] had a slot set since the last reset (asid_root_slot()); the
+	 * others hold PT_NO_FRAME throughout, and a reset refills only these */
+	uint64_t asid_touched[65536 / ASID_CHUNK / 64];
 	uint32_t kernel_root;
 
 	/* the lock table: lock_key(class, key) -> index in lock_states, one record per lock seen,
@@ -295,6 +298,7 @@ static inline uint32_t asid_root(const struct pt_machine *m, uint16_t asid)
 static uint32_t *asid_root_slot(struct pt_machine *m, uint16_t asid)
 {
 	uint32_t **c = &m->asid_root[asid / ASID_CHUNK];
+	m->asid_touched[asid / ASID_CHUNK / 64] |= 1ull << (asid / ASID_CHUNK % 64);
 	if (!*c) {
 		if (!(*c = malloc(ASID_CHUNK * sizeof(**c))))
 			abort();
@@ -2244,9 +2248,13 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	/* the chunks clear their slots when they are used again (chunk_get()) */
 	m->rmap_nodes.n = 0;
 	m->rmap_free = NO_RMAP;
-	for (unsigned i = 0; i < 65536 / ASID_CHUNK; i++)
-		if (m->asid_root[i])
+	for (unsigned w = 0; w < 65536 / ASID_CHUNK / 64; w++) {
+		for (uint64_t b = m->asid_touched[w]; b; b &= b - 1) {
+			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
 			memset(m->asid_root[i], 0xff, ASID_CHUNK * sizeof(*m->asid_root[i]));
+		}
+		m->asid_touched[w] = 0;
+	}
 	m->kernel_root = PT_NO_FRAME;
 	hmap_reset(&m->locks, LOG2_LOCKS);
 	m->lock_memo = UINT32_MAX;
