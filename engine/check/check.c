@@ -729,13 +729,12 @@ static __attribute__((noinline)) bool check_lock_lookup(struct pt_checker *c, ui
 	uint64_t pa = fr->pfn << PT_PAGE_SHIFT;
 	uint16_t asid = ti->asid;
 	bool w = false;
-	/* the lookups are queries, their order is no matter: the lock a fault takes for the level
-	 * (the PTL, pmd_lock, page_table_lock) comes first */
-	bool upper = fr->level < 3, pmd = fr->level == 2;
-	if ((upper && pt_machine_lock_holder(m, pmd ? PT_LOCK_PMD : PT_LOCK_PUD, pmd ? pa : asid, NULL) == tid) ||
-	    pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
-	    (upper && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
+	/* the lookups are queries, their order is no matter: above level 3 the locks a fault takes
+	 * there (pmd_lock, page_table_lock) come first, each asked once */
+	bool upper = fr->level < 3;
+	if ((upper && (pt_machine_lock_holder(m, PT_LOCK_PMD, pa, NULL) == tid ||
 		       pt_machine_lock_holder(m, PT_LOCK_PUD, asid, NULL) == tid)) ||
+	    pt_machine_lock_holder(m, PT_LOCK_PTL, pa, NULL) == tid ||
 	    (upper && pt_machine_lock_holder(m, PT_LOCK_MMAP, asid, &w) == tid && w)) {
 		c->lock_memo = (struct lock_memo){ gen, f, tid, asid, fr->level };
 		return true;

@@ -72,13 +72,21 @@ void mm_text_fetch(struct mm_model *mm, struct mm_thread *t)
 	emit_now(mm, t, &ev);
 }
 
+/* Entry i of the entries from entry_pa on, as a read sees it (0 where no table is), with *f the
+ * frame of the page entry i - 1 was in (looked up again at i == 0 and at a page's start). */
+static inline uint64_t entry_at(struct mm_model *mm, uint64_t entry_pa, unsigned i, uint32_t *f)
+{
+	uint64_t pa = entry_pa + 8ull * i;
+	if (i == 0 || (pa & 0xfff) == 0)
+		*f = pt_machine_lookup(mm->m, pa);
+	return *f == PT_NO_FRAME ? 0 : pt_machine_entry_latest(mm->m, *f, (unsigned)((pa >> 3) & 511));
+}
+
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 {
+	uint32_t f = PT_NO_FRAME;
 	mm_sched_point(mm, t, PT_SCHED_READ);
-	uint32_t f = pt_machine_lookup(mm->m, entry_pa);
-	if (f == PT_NO_FRAME)
-		return 0;
-	return pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & 511));
+	return entry_at(mm, entry_pa, 0, &f);
 }
 
 /*
@@ -93,14 +101,8 @@ unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_
 	unsigned i = 0;
 	if (n > 1 && !mm->no_runs) {
 		uint32_t f = PT_NO_FRAME;
-		for (; i < n; i++) {
-			uint64_t pa = entry_pa + 8ull * i;
-			if (i == 0 || (pa & 0xfff) == 0)
-				f = pt_machine_lookup(mm->m, pa);
-			if (f != PT_NO_FRAME &&
-			    !pte_none(pt_machine_entry_latest(mm->m, f, (unsigned)((pa >> 3) & 511))))
-				break;
-		}
+		while (i < n && pte_none(entry_at(mm, entry_pa, i, &f)))
+			i++;
 		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, i < n ? i + 1 : n))
 			return i;
 	}
@@ -385,12 +387,8 @@ static bool clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_p
 		return false;
 	/* each read is of an entry no store of the run has touched yet: all of them first */
 	uint32_t f = PT_NO_FRAME;
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t pa = entry_pa + 8ull * i;
-		if (i == 0 || (pa & 0xfff) == 0)
-			f = pt_machine_lookup(mm->m, pa);
-		old[i] = f == PT_NO_FRAME ? 0 : pt_machine_entry_latest(mm->m, f, (unsigned)((pa >> 3) & 511));
-	}
+	for (unsigned i = 0; i < n; i++)
+		old[i] = entry_at(mm, entry_pa, i, &f);
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa };
 	mm->sink.emit_run(mm->sink.ctx, &ev, zeros, n);
 	return true;
