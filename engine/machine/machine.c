@@ -1895,42 +1895,46 @@ static inline void cont_group_bit(struct pt_table *t, unsigned g)
 	t->cont_groups = t->ncont[g] ? t->cont_groups | 1u << g : t->cont_groups & ~(1u << g);
 }
 
+/* A store of val to entry idx of table t (frame f) goes into a store buffer, pending, as record
+ * *ps, with store sequence sseq and operation (op, open). */
+static inline void pend_store_put(struct pend_store *ps, struct pt_table *t, uint32_t f, unsigned idx, uint64_t val,
+				  uint64_t sseq, uint32_t op, bool open)
+{
+	t->npending[idx]++;
+	*ps = (struct pend_store){ f, idx, val, sseq, op, open };
+}
+
 /* The store of val to entry idx of table t (frame f) by CPU c, with room for it in c's store
  * buffer (pt_write() past the frame lookup, and past a table descriptor's child setup).  The
  * hooks are the observer's (the observer is set between events, never inside one): its run
  * hooks for store k of a run (in_run; pt_machine_write_run() checks obs has them), else its
- * per-store ones.  With latest_set, t's latest entries already hold the store
- * (latest_store_run(), for a run with no hook). */
+ * per-store ones.  (store_run_at() is the same for a run with no hook.) */
 static inline __attribute__((always_inline)) void store_entry_at(struct pt_machine *m, const struct pt_observer *obs,
 								 struct pt_table *t, uint32_t f, unsigned idx,
-								 uint64_t val, struct cpu *c, bool in_run, unsigned k,
-								 bool latest_set)
+								 uint64_t val, struct cpu *c, bool in_run, unsigned k)
 {
 	uint64_t old = t->latest[idx];
 	if (in_run)
 		obs->run_store(m->obs_ctx, m, k, old, val);
 	else if (obs && obs->pt_store)
 		obs->pt_store(m->obs_ctx, m, f, idx, old, val);
-	if (!latest_set) {
-		t->latest[idx] = val;
-		m->latest_gen++;
-		t->dirty[idx / 64] |= 1ull << (idx % 64);
-		if (cont_count_move(t, idx, old, val))
-			cont_group_bit(t, idx / PT_CONT_PTES);
-	}
+	t->latest[idx] = val;
+	m->latest_gen++;
+	t->dirty[idx / 64] |= 1ull << (idx % 64);
+	if (cont_count_move(t, idx, old, val))
+		cont_group_bit(t, idx / PT_CONT_PTES);
 	if (in_run)
 		obs->run_stored(m->obs_ctx, m, k, old, val);
 	else if (obs && obs->pt_stored)
 		obs->pt_stored(m->obs_ctx, m, f, idx, old, val);
-	t->npending[idx]++;
-	c->stores.v[c->stores.n++] = (struct pend_store){ f, idx, val, ++m->sseq, c->op.id, c->op.open };
+	pend_store_put(&c->stores.v[c->stores.n++], t, f, idx, val, ++m->sseq, c->op.id, c->op.open);
 }
 
 static void store_entry(struct pt_machine *m, uint32_t f, unsigned idx, uint64_t val, unsigned cpu)
 {
 	struct cpu *c = &m->cpu[cpu];
 	VEC_RESERVE(c->stores, 1);
-	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c, false, 0, false);
+	store_entry_at(m, m->obs, m->frames.v[f].tbl, f, idx, val, c, false, 0);
 }
 
 static void pt_write(struct pt_machine *m, const struct pt_event *ev)
@@ -2569,25 +2573,35 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 		ev->pa = pa + 8ull * i;
 		ev->val = vals[i];
 		event_enter(m, ev);
-		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i, false);
+		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i);
 		event_leave(m, ev);
 	}
 }
 
-/* What store_entry_at() does to t's latest entries, for n stores from entry idx on (idx + n <=
- * PT_PTRS) with no hook between them: at once.  Only the end state can be seen, and it is the
- * same: the generation moves by n, the dirty bits are those of the range, and a group's bit in
- * cont_groups follows its CONT count, whatever the order the count moved in. */
-static inline void latest_store_run(struct pt_machine *m, struct pt_table *t, unsigned idx, const uint64_t *vals,
-				    unsigned n)
+/* What store_entry_at() does for n stores of vals to t (frame f) from entry idx on (idx + n <=
+ * PT_PTRS) by CPU c, with room for them in c's store buffer and no hook between them: at once.
+ * Only the end state can be seen, and it is the same: the generation moves by n, the dirty bits
+ * are those of the range, a group's bit in cont_groups follows its CONT count, whatever the
+ * order the count moved in, and the stores' records take the next n store sequence numbers in
+ * order, with c's op, which nothing changes between them (kept in locals: the records' stores
+ * cannot change them). */
+static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32_t f, unsigned idx,
+				const uint64_t *vals, unsigned n, struct cpu *c)
 {
+	struct pend_store *ps = &c->stores.v[c->stores.n];
+	uint64_t sseq = m->sseq;
+	uint32_t op = c->op.id;
+	bool open = c->op.open;
 	uint32_t moved = 0;	/* groups whose CONT count changed */
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t old = t->latest[idx + i];
 		t->latest[idx + i] = vals[i];
 		if (cont_count_move(t, idx + i, old, vals[i]))
 			moved |= 1u << (idx + i) / PT_CONT_PTES;
+		pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
 	}
+	c->stores.n += n;
+	m->sseq = sseq;
 	m->latest_gen += n;
 	for (unsigned i = idx; i < idx + n;) {
 		unsigned w = i / 64, lo = i % 64, k = idx + n - i < 64 - lo ? idx + n - i : 64 - lo;
@@ -2602,14 +2616,12 @@ static inline void latest_store_run(struct pt_machine *m, struct pt_table *t, un
 /* write_run_stores() with no hook to call between its stores: no store hook, and no step hook
  * (the op, if one is open, stays within its step bound).  Its n events enter and leave at
  * once: nothing in between sees the current event, the walk generation or the step count, nor
- * t's latest entries, which are set for all n first. */
+ * t's latest entries or c's store buffer, which take all n at once. */
 static void write_run_unobserved(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals,
 				 unsigned n, struct pt_table *t, uint32_t f, unsigned idx, struct cpu *c)
 {
 	events_enter(m, first, n);
-	latest_store_run(m, t, idx, vals, n);
-	for (unsigned i = 0; i < n; i++)
-		store_entry_at(m, NULL, t, f, idx + i, vals[i], c, false, i, true);
+	store_run_at(m, t, f, idx, vals, n, c);
 	events_leave(m, first, n);
 }
 
