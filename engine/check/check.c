@@ -1050,22 +1050,22 @@ static void group_hold_run(struct pt_checker *c, unsigned cpu, const struct pt_o
 }
 
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
- * so that the operation's end can check it is complete.  The store to entry idx of table f (of a
- * known level, latest entries e) by cpu has been applied. */
-static inline __attribute__((always_inline)) void stored_checks(struct pt_checker *c, struct pt_machine *m,
-								unsigned cpu, uint32_t f, unsigned idx, int level,
-								const uint64_t *e, uint64_t old, uint64_t new)
+ * so that the operation's end can check it is complete.  The store old -> new to entry idx of
+ * the run's table (of a known level, 2 or 3) has been applied; old or new has CONT, or another
+ * entry of the group does (on_run_stored() asked). */
+static __attribute__((noinline)) void stored_checks(struct pt_checker *c, struct pt_machine *m, unsigned idx,
+						    uint64_t old, uint64_t new)
 {
-	if (level < 2)
-		return;
+	const struct store_run *r = &c->run;
+	unsigned cpu = r->cpu;
+	uint32_t f = r->frame;
+	int level = r->level;
 	unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
-	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
-		return;		/* no CONT entry in the group, before or after */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1 &&
 	    group_hold(c, cpu, op, f, idx / n, level))
 		c->run.group_held = idx / n + 1;
-	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
+	if (!cont_group_ok_store(c, r->latest, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
 		uint64_t va = entry_va(c, f, bad, &found);
@@ -1077,14 +1077,19 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 	}
 }
 
-/* (Not inlined: the one copy of stored_checks().) */
-static __attribute__((noinline)) void on_run_stored(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
-						    uint64_t new)
+/* stored_checks() of store k of the run, past the tests that end most stores' checks there (a
+ * table above level 2, a group with no CONT entry before or after the store): they are made
+ * here, before a call whose entry saves registers */
+static void on_run_stored(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
 	const struct store_run *r = &c->run;
-	if (r->level_known)
-		stored_checks(c, m, r->cpu, r->frame, r->idx + k, r->level, r->latest, old, new);
+	if (!r->level_known || r->level < 2)
+		return;
+	unsigned idx = r->idx + k, n = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, r->frame, idx / n))
+		return;		/* no CONT entry in the group, before or after */
+	stored_checks(c, m, idx, old, new);
 }
 
 /* the store on_pt_store() made a run of one */
