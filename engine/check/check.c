@@ -556,31 +556,54 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 }
 
 /*
- * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary.  Two kinds
- * of span are summarized at once: one with no valid entry (a table being filled, a group
- * cleared), and entries d[0] + j * size, the level's size apart (set_ptes() of a folio, a THP
- * split's PTEs), where no carry leaves the output address: the bits outside it stay d[0]'s up
- * to the last (they only grow), so every leaf adds to the summary what d[0] adds (the same
- * attributes, the same base).  Such a span counts as one leaf in nleaf, which only tells
- * whether a first leaf was seen (memo_agrees() reads the summary alone).
+ * One pass over a span d[0..cnt) (cnt >= 1): true when its entries are d[0] + j * size, the
+ * level's size apart, with no carry out of the output address (the bits outside it stay d[0]'s
+ * up to the last: they only grow).  *any gets the OR of the entries, and *both the OR of them
+ * and of w[0..cnt), which the caller has read in the same pass (w may be d).
  */
-static void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
-			    uint64_t size)
+static inline __attribute__((always_inline)) bool span_steps(const uint64_t *d, const uint64_t *w, unsigned cnt,
+							      uint64_t size, uint64_t *any, uint64_t *both)
 {
-	uint64_t any = 0, other = 0, x = d[0];
+	uint64_t a = 0, b = 0, other = 0, x = d[0];
 	for (unsigned j = 0; j < cnt; j++, x += size) {
-		any |= d[j];
+		a |= d[j];
+		b |= w[j];
 		other |= d[j] ^ x;
 	}
+	*any = a;
+	*both = a | b;
+	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+}
+
+/*
+ * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary, from what
+ * span_steps() found of them (any, steps).  Two kinds of span are summarized at once: one with
+ * no valid entry (a table being filled, a group cleared), and one whose entries step by the
+ * level's size (set_ptes() of a folio, a THP split's PTEs): every leaf of it adds to the summary
+ * what d[0] adds (the same attributes, the same base).  Such a span counts as one leaf in nleaf,
+ * which only tells whether a first leaf was seen (memo_agrees() reads the summary alone).
+ */
+static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
+			  uint64_t size, uint64_t any, bool steps)
+{
 	if (!(any & PT_DESC_VALID))
 		return;
-	if (!other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK) && pt_desc_is_leaf(d[0], level)) {
+	if (steps && pt_desc_is_leaf(d[0], level)) {
 		memo_add_leaf(mo, d[0], i0, size);
 		return;
 	}
 	for (unsigned j = 0; j < cnt; j++)
 		if (pt_desc_is_leaf(d[j], level))
 			memo_add_leaf(mo, d[j], i0 + j, size);
+}
+
+/* memo_add_span() of d[0..cnt), after its span_steps() */
+static inline void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt,
+				   unsigned level, uint64_t size)
+{
+	uint64_t any, both;
+	bool steps = span_steps(d, d, cnt, size, &any, &both);
+	memo_add_span(mo, d, i0, cnt, level, size, any, steps);
 }
 
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
@@ -1121,16 +1144,21 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		const uint64_t *e = r->latest + g * gn;
 		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
 		unsigned cnt = (k1 < n ? k1 : n) - k0;
-		uint64_t cont = 0;
-		for (unsigned j = 0; j < cnt; j++)
-			cont |= old[k0 + j] | vals[k0 + j];
+		/* the run's new values for the group, and with them (cont) its old ones */
+		uint64_t vany, cont;
+		bool steps = span_steps(vals + k0, old + k0, cnt, size, &vany, &cont);
 		if (cont & PT_DESC_CONT)
 			t |= 1u << g;
 		else if (!pt_machine_cont_group(m, r->frame, g))
 			continue;	/* no CONT entry in the group, before or after any store */
-		struct cont_memo u = { .cont_and = PT_DESC_CONT };
+		/* the summary alone: memo_add_span() and memo_agrees() read no other field (an
+		 * initializer would zero-fill the entries too) */
+		struct cont_memo u;
+		u.nleaf = 0;
+		u.attrs = u.base = u.diff = u.cont_or = 0;
+		u.cont_and = PT_DESC_CONT;
 		memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
-		memo_add_leaves(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size);
+		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, vany, steps);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
