@@ -1184,6 +1184,24 @@ static bool leaf_facts_none(struct pt_checker *c, struct pt_machine *m, uint32_t
 	return true;
 }
 
+/*
+ * What the stores of a run into table f (entries idx..idx+n-1, of level `level`, table_info()
+ * ti) ask of a leaf they make, the same for each of its leaves (it reads no entry, and no fact
+ * or position comes or goes during the run): true when none reports or keeps a record.  None
+ * is made into a kernel table (kernel_leaf_store(): I6's record holds the store's event), and
+ * into a table with a position check_make() asks nothing per position: below level 3 there is
+ * no stale position (walks: there may be), and no stale fact is near any of the run's entries.
+ */
+static bool run_leaf_ok(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n,
+			unsigned level, const struct tinfo *ti, bool walks)
+{
+	if (ti->kernel)
+		return false;
+	if (!ti->found)
+		return true;
+	return !walks && (!pt_machine_nfacts(m) || leaf_facts_none(c, m, f, idx, n, level));
+}
+
 /* unmap_store() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
  * range it leaves alone where that rounded end does not pass the top of the VA space. */
 static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi)
@@ -1228,26 +1246,21 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
 	 * and (below level 3) without stale positions */
-	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m), facts_asked = false;
+	bool walks = level != 3 && pt_machine_nstale_pos(m), leaf_asked = false;
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t o = old[k], v = vals[k];
 		if (!pt_desc_valid(v))
 			continue;
-		bool leaf = pt_desc_is_leaf(v, level);
 		if (pt_desc_valid(o) && o != v && live_change_tag(m, level, o, v))
 			return false;
-		if (leaf && ti->kernel)
-			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
+		/* what a leaf asks is the same for each of the run's leaves: asked at the first */
+		if (!leaf_asked && pt_desc_is_leaf(v, level)) {
+			if (!run_leaf_ok(c, m, f, idx, n, level, ti, walks))
+				return false;
+			leaf_asked = true;
+		}
 		if (!ti->found)
 			continue;
-		if (leaf && walks)
-			return false;
-		/* no stale fact near any of the run's entries: asked at its first leaf, for all */
-		if (leaf && facts && !facts_asked) {
-			if (!leaf_facts_none(c, m, f, idx, n, level))
-				return false;
-			facts_asked = true;
-		}
 		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
 		 * earlier stores are to other entries, and no store drains during the run, so the
 		 * entry's visible value and the stores pending to it are those the hook would see */
