@@ -911,9 +911,11 @@ static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
 		       "after the break, no TLBI)", level, (unsigned long long)pa);
 	}
 	bool leaf = pt_desc_is_leaf(new, level);
-	/* check_leaf_conflict() finds nothing without stale facts, and for a page without stale
-	 * positions: the common make of a run, asked nothing per position */
-	if (leaf && !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m)))
+	/* without stale facts, check_leaf_conflict() finds nothing for a page, nor for a block
+	 * without stale positions, and check_table_conflict() nothing for a table without either
+	 * (nor is a child table looked up for it): the common make of a run, or of a table, asked
+	 * nothing per position */
+	if (!pt_machine_nfacts(m) && ((leaf && level == 3) || !pt_machine_nstale_pos(m)))
 		return;
 	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
 		const struct pt_pos *pp = pt_machine_pos(m, p);
@@ -1541,7 +1543,9 @@ static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsig
 static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
 			  uint32_t child, unsigned by_cpu)
 {
-	check_table_conflict(ctx, m, va, level, asid, global, child, by_cpu);
+	/* check_table_conflict() finds nothing without stale positions or facts */
+	if (pt_machine_nstale_pos(m) || pt_machine_nfacts(m))
+		check_table_conflict(ctx, m, va, level, asid, global, child, by_cpu);
 }
 
 static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx, uint32_t child)
