@@ -191,11 +191,21 @@ static void free_reserve(struct mm_model *mm, unsigned order, uint64_t n)
 	mm->capfree[order] = (uint32_t)cap;
 }
 
+/* free_push() of n blocks of order, pa first and each the one before plus a block, with room made
+ * once */
+static void free_push_run(struct mm_model *mm, unsigned order, uint64_t pa, unsigned n)
+{
+	free_reserve(mm, order, n);
+	uint64_t *fl = mm->freel[order] + mm->nfree[order];
+	for (unsigned i = 0; i < n; i++)
+		fl[i] = pa + ((uint64_t)i << (PAGE_SHIFT + order));
+	mm->nfree[order] += n;
+	mm->free_orders |= 1u << order;
+}
+
 static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)
 {
-	free_reserve(mm, order, 1);
-	mm->freel[order][mm->nfree[order]++] = pa;
-	mm->free_orders |= 1u << order;
+	free_push_run(mm, order, pa, 1);
 }
 
 /*
@@ -448,8 +458,7 @@ void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, un
 	struct pt_event ev = { .kind = PT_EV_PAGE_FREE, .cpu = (uint16_t)t->cpu, .pa = pa, .order = (uint8_t)order };
 	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);
 	/* no other thread ran in between to allocate: the free lists may take them after */
-	for (unsigned i = 0; i < n; i++)
-		free_push(mm, order, pa + ((uint64_t)i << (PAGE_SHIFT + order)));
+	free_push_run(mm, order, pa, n);
 }
 
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
