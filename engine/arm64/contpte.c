@@ -188,14 +188,9 @@ bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64
 	uint64_t end = start + (PAGE_SIZE << order);
 	if (start > lo || end < hi)
 		return false;
-	for (uint64_t p = lo; p < hi; p += PAGE_SIZE) {
-		uint32_t g = pt_machine_lookup(mm->m, p);
-		if (g == PT_NO_FRAME)
+	for (uint64_t p = lo; p < hi; p += PAGE_SIZE)
+		if (!folio_page_of(mm, p, order))
 			return false;
-		const struct pt_frame *gr = pt_machine_frame(mm->m, g);
-		if (gr->state != PT_FS_DATA || gr->order != order)
-			return false;
-	}
 	return true;
 }
 

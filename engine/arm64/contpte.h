@@ -141,6 +141,16 @@ unsigned folio_order(struct mm_model *mm, uint64_t pa);
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi);
 /*! folio_at_covers() : folio_covers() where pa's folio is known: the data folio of `order` at start. */
 bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64_t lo, uint64_t hi);
+/*! folio_page_of() : page p is a data page allocated with `order` (folio_at_covers() of one page
+ * inside the folio, without the bounds it checks first). */
+static inline bool folio_page_of(struct mm_model *mm, uint64_t p, unsigned order)
+{
+	uint32_t g = pt_machine_lookup(mm->m, p);
+	if (g == PT_NO_FRAME)
+		return false;
+	const struct pt_frame *gr = pt_machine_frame(mm->m, g);
+	return gr->state == PT_FS_DATA && gr->order == order;
+}
 
 /* pte helpers for the CONT-aware callers */
 static inline uint64_t pte_mknoncont(uint64_t pte) { return pte & ~PT_DESC_CONT; }

@@ -556,31 +556,54 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 }
 
 /*
- * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary.  Two kinds
- * of span are summarized at once: one with no valid entry (a table being filled, a group
- * cleared), and entries d[0] + j * size, the level's size apart (set_ptes() of a folio, a THP
- * split's PTEs), where no carry leaves the output address: the bits outside it stay d[0]'s up
- * to the last (they only grow), so every leaf adds to the summary what d[0] adds (the same
- * attributes, the same base).  Such a span counts as one leaf in nleaf, which only tells
- * whether a first leaf was seen (memo_agrees() reads the summary alone).
+ * One pass over a span d[0..cnt) (cnt >= 1): true when its entries are d[0] + j * size, the
+ * level's size apart, with no carry out of the output address (the bits outside it stay d[0]'s
+ * up to the last: they only grow).  *any gets the OR of the entries, and *both the OR of them
+ * and of w[0..cnt), which the caller has read in the same pass (w may be d).
  */
-static void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
-			    uint64_t size)
+static inline __attribute__((always_inline)) bool span_steps(const uint64_t *d, const uint64_t *w, unsigned cnt,
+							      uint64_t size, uint64_t *any, uint64_t *both)
 {
-	uint64_t any = 0, other = 0, x = d[0];
+	uint64_t a = 0, b = 0, other = 0, x = d[0];
 	for (unsigned j = 0; j < cnt; j++, x += size) {
-		any |= d[j];
+		a |= d[j];
+		b |= w[j];
 		other |= d[j] ^ x;
 	}
+	*any = a;
+	*both = a | b;
+	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+}
+
+/*
+ * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary, from what
+ * span_steps() found of them (any, steps).  Two kinds of span are summarized at once: one with
+ * no valid entry (a table being filled, a group cleared), and one whose entries step by the
+ * level's size (set_ptes() of a folio, a THP split's PTEs): every leaf of it adds to the summary
+ * what d[0] adds (the same attributes, the same base).  Such a span counts as one leaf in nleaf,
+ * which only tells whether a first leaf was seen (memo_agrees() reads the summary alone).
+ */
+static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
+			  uint64_t size, uint64_t any, bool steps)
+{
 	if (!(any & PT_DESC_VALID))
 		return;
-	if (!other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK) && pt_desc_is_leaf(d[0], level)) {
+	if (steps && pt_desc_is_leaf(d[0], level)) {
 		memo_add_leaf(mo, d[0], i0, size);
 		return;
 	}
 	for (unsigned j = 0; j < cnt; j++)
 		if (pt_desc_is_leaf(d[j], level))
 			memo_add_leaf(mo, d[j], i0 + j, size);
+}
+
+/* memo_add_span() of d[0..cnt), after its span_steps() */
+static inline void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt,
+				   unsigned level, uint64_t size)
+{
+	uint64_t any, both;
+	bool steps = span_steps(d, d, cnt, size, &any, &both);
+	memo_add_span(mo, d, i0, cnt, level, size, any, steps);
 }
 
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
@@ -888,9 +911,11 @@ static void check_make(struct pt_checker *c, struct pt_machine *m, unsigned cpu,
 		       "after the break, no TLBI)", level, (unsigned long long)pa);
 	}
 	bool leaf = pt_desc_is_leaf(new, level);
-	/* check_leaf_conflict() finds nothing without stale facts, and for a page without stale
-	 * positions: the common make of a run, asked nothing per position */
-	if (leaf && !pt_machine_nfacts(m) && (level == 3 || !pt_machine_nstale_pos(m)))
+	/* without stale facts, check_leaf_conflict() finds nothing for a page, nor for a block
+	 * without stale positions, and check_table_conflict() nothing for a table without either
+	 * (nor is a child table looked up for it): the common make of a run, or of a table, asked
+	 * nothing per position */
+	if (!pt_machine_nfacts(m) && ((leaf && level == 3) || !pt_machine_nstale_pos(m)))
 		return;
 	for (uint32_t p = pt_machine_first_pos(m, f); p != UINT32_MAX; p = pt_machine_pos(m, p)->next) {
 		const struct pt_pos *pp = pt_machine_pos(m, p);
@@ -1050,22 +1075,22 @@ static void group_hold_run(struct pt_checker *c, unsigned cpu, const struct pt_o
 }
 
 /* I5: valid entries of a contiguous group must agree at every moment; remember the group
- * so that the operation's end can check it is complete.  The store to entry idx of table f (of a
- * known level, latest entries e) by cpu has been applied. */
-static inline __attribute__((always_inline)) void stored_checks(struct pt_checker *c, struct pt_machine *m,
-								unsigned cpu, uint32_t f, unsigned idx, int level,
-								const uint64_t *e, uint64_t old, uint64_t new)
+ * so that the operation's end can check it is complete.  The store old -> new to entry idx of
+ * the run's table (of a known level, 2 or 3) has been applied; old or new has CONT, or another
+ * entry of the group does (on_run_stored() asked). */
+static __attribute__((noinline)) void stored_checks(struct pt_checker *c, struct pt_machine *m, unsigned idx,
+						    uint64_t old, uint64_t new)
 {
-	if (level < 2)
-		return;
+	const struct store_run *r = &c->run;
+	unsigned cpu = r->cpu;
+	uint32_t f = r->frame;
+	int level = r->level;
 	unsigned n = level == 3 ? PT_CONT_PTES : PT_CONT_PMDS, bad = idx;
-	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, f, idx / n))
-		return;		/* no CONT entry in the group, before or after */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	if (((old | new) & PT_DESC_CONT) && op->open && c->run.group_held != idx / n + 1 &&
 	    group_hold(c, cpu, op, f, idx / n, level))
 		c->run.group_held = idx / n + 1;
-	if (!cont_group_ok_store(c, e, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
+	if (!cont_group_ok_store(c, r->latest, f, (unsigned)level, idx / n, idx % n, old, new, &bad)) {
 		const struct pt_frame *fr = pt_machine_frame(m, f);
 		bool found;
 		uint64_t va = entry_va(c, f, bad, &found);
@@ -1077,14 +1102,19 @@ static inline __attribute__((always_inline)) void stored_checks(struct pt_checke
 	}
 }
 
-/* (Not inlined: the one copy of stored_checks().) */
-static __attribute__((noinline)) void on_run_stored(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
-						    uint64_t new)
+/* stored_checks() of store k of the run, past the tests that end most stores' checks there (a
+ * table above level 2, a group with no CONT entry before or after the store): they are made
+ * here, before a call whose entry saves registers */
+static void on_run_stored(void *ctx, struct pt_machine *m, unsigned k, uint64_t old, uint64_t new)
 {
 	struct pt_checker *c = ctx;
 	const struct store_run *r = &c->run;
-	if (r->level_known)
-		stored_checks(c, m, r->cpu, r->frame, r->idx + k, r->level, r->latest, old, new);
+	if (!r->level_known || r->level < 2)
+		return;
+	unsigned idx = r->idx + k, n = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
+	if (!((old | new) & PT_DESC_CONT) && !pt_machine_cont_group(m, r->frame, idx / n))
+		return;		/* no CONT entry in the group, before or after */
+	stored_checks(c, m, idx, old, new);
 }
 
 /* the store on_pt_store() made a run of one */
@@ -1116,16 +1146,21 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		const uint64_t *e = r->latest + g * gn;
 		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
 		unsigned cnt = (k1 < n ? k1 : n) - k0;
-		uint64_t cont = 0;
-		for (unsigned j = 0; j < cnt; j++)
-			cont |= old[k0 + j] | vals[k0 + j];
+		/* the run's new values for the group, and with them (cont) its old ones */
+		uint64_t vany, cont;
+		bool steps = span_steps(vals + k0, old + k0, cnt, size, &vany, &cont);
 		if (cont & PT_DESC_CONT)
 			t |= 1u << g;
 		else if (!pt_machine_cont_group(m, r->frame, g))
 			continue;	/* no CONT entry in the group, before or after any store */
-		struct cont_memo u = { .cont_and = PT_DESC_CONT };
+		/* the summary alone: memo_add_span() and memo_agrees() read no other field (an
+		 * initializer would zero-fill the entries too) */
+		struct cont_memo u;
+		u.nleaf = 0;
+		u.attrs = u.base = u.diff = u.cont_or = 0;
+		u.cont_and = PT_DESC_CONT;
 		memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
-		memo_add_leaves(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size);
+		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, vany, steps);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
@@ -1149,6 +1184,24 @@ static bool leaf_facts_none(struct pt_checker *c, struct pt_machine *m, uint32_t
 			return false;
 	}
 	return true;
+}
+
+/*
+ * What the stores of a run into table f (entries idx..idx+n-1, of level `level`, table_info()
+ * ti) ask of a leaf they make, the same for each of its leaves (it reads no entry, and no fact
+ * or position comes or goes during the run): true when none reports or keeps a record.  None
+ * is made into a kernel table (kernel_leaf_store(): I6's record holds the store's event), and
+ * into a table with a position check_make() asks nothing per position: below level 3 there is
+ * no stale position (walks: there may be), and no stale fact is near any of the run's entries.
+ */
+static bool run_leaf_ok(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned idx, unsigned n,
+			unsigned level, const struct tinfo *ti, bool walks)
+{
+	if (ti->kernel)
+		return false;
+	if (!ti->found)
+		return true;
+	return !walks && (!pt_machine_nfacts(m) || leaf_facts_none(c, m, f, idx, n, level));
 }
 
 /* unmap_store() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
@@ -1195,26 +1248,21 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
 	 * and (below level 3) without stale positions */
-	bool walks = level != 3 && pt_machine_nstale_pos(m), facts = pt_machine_nfacts(m), facts_asked = false;
+	bool walks = level != 3 && pt_machine_nstale_pos(m), leaf_asked = false;
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t o = old[k], v = vals[k];
 		if (!pt_desc_valid(v))
 			continue;
-		bool leaf = pt_desc_is_leaf(v, level);
 		if (pt_desc_valid(o) && o != v && live_change_tag(m, level, o, v))
 			return false;
-		if (leaf && ti->kernel)
-			return false;	/* kernel_leaf_store(): I6's record holds the store's event */
+		/* what a leaf asks is the same for each of the run's leaves: asked at the first */
+		if (!leaf_asked && pt_desc_is_leaf(v, level)) {
+			if (!run_leaf_ok(c, m, f, idx, n, level, ti, walks))
+				return false;
+			leaf_asked = true;
+		}
 		if (!ti->found)
 			continue;
-		if (leaf && walks)
-			return false;
-		/* no stale fact near any of the run's entries: asked at its first leaf, for all */
-		if (leaf && facts && !facts_asked) {
-			if (!leaf_facts_none(c, m, f, idx, n, level))
-				return false;
-			facts_asked = true;
-		}
 		/* check_make()'s "break-not-visible", asked as the store's hook would: the run's
 		 * earlier stores are to other entries, and no store drains during the run, so the
 		 * entry's visible value and the stores pending to it are those the hook would see */
@@ -1495,7 +1543,9 @@ static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsig
 static void on_table_live(void *ctx, struct pt_machine *m, uint64_t va, unsigned level, uint16_t asid, bool global,
 			  uint32_t child, unsigned by_cpu)
 {
-	check_table_conflict(ctx, m, va, level, asid, global, child, by_cpu);
+	/* check_table_conflict() finds nothing without stale positions or facts */
+	if (pt_machine_nstale_pos(m) || pt_machine_nfacts(m))
+		check_table_conflict(ctx, m, va, level, asid, global, child, by_cpu);
 }
 
 static void on_zero_publish(void *ctx, struct pt_machine *m, uint32_t parent, unsigned idx, uint32_t child)

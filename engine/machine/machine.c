@@ -128,9 +128,29 @@ struct cpu {
 #define NO_CHUNK UINT32_MAX
 #define NO_RMAP UINT32_MAX
 
+/*
+ * A lazy page: a page of a data folio whose frame no one has asked for since its allocation
+ * (most of a folio's pages: an exec maps and frees them by ranges).  Its chunk slot holds
+ * LAZY_PAGE | the index of its folio's record in m->folios, LAZY_FREED added once the page is
+ * freed, instead of a frame index: what the frame would hold is in the record (struct
+ * lazy_folio), and the frame is made from it, with those values, when someone asks for it
+ * (lazy_frame()).  Frame indexes stay below LAZY_PAGE (2^31 frames of 56 bytes would not fit
+ * in memory), folio indexes below LAZY_FOLIOS; PT_NO_FRAME has every bit set and is none of them.
+ */
+#define LAZY_PAGE (1u << 31)
+#define LAZY_FREED (1u << 30)
+#define LAZY_FOLIOS (LAZY_FREED - 1)
+
+/* A data folio's allocation: its page pfn + i is a PT_FS_DATA frame of these order, node and
+ * alloc_event, page id page_id + i (PT_FS_FREE once freed), everything else zero. */
+struct lazy_folio {
+	uint64_t pfn, page_id, alloc_event;
+	uint8_t order, node;
+};
+
 struct frame_chunk {
 	uint64_t key;			/* pfn >> FCHUNK_SHIFT */
-	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none */
+	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none, or a lazy page */
 	/* the reverse map of the leaves whose output lies here (see struct rmap_node): the
 	 * last-inserted node of each page's level-3 leaves, and of the level-2 blocks of the
 	 * chunk's 2 MiB, NO_RMAP if none */
@@ -183,6 +203,13 @@ struct pt_machine {
 	struct cpu cpu[PT_MAX_CPUS];
 
 	VEC(struct pt_frame) frames;
+	/* the data folios allocated since the reset, and the lazy pages the chunks hold: frames
+	 * has room for that many more (frames.cap >= frames.n + nlazy), so that making a lazy
+	 * page's frame never moves frames.v, even in a lookup (a checker may hold a frame's
+	 * pointer across pt_machine_lookup(), which never made a frame before there were lazy
+	 * pages) */
+	VEC(struct lazy_folio) folios;
+	uint32_t nlazy;
 	/* pfn -> frame index: a directory of 2 MiB chunks of physical memory, each a direct
 	 * array.  Allocators hand out pages (the model's own bump allocator, a real kernel's
 	 * buddy) in runs, so a walk or a fault finds its frames in one or two chunks, by index
@@ -379,17 +406,60 @@ static inline uint32_t frame_cached(const struct pt_machine *m, uint64_t pfn)
 	return f < m->frames.n && m->frames.v[f].pfn == pfn ? f : PT_NO_FRAME;
 }
 
+/* A new frame of page pfn, all else zero, with room kept for the lazy pages' frames. */
+static uint32_t frame_new(struct pt_machine *m, uint64_t pfn)
+{
+	VEC_RESERVE(m->frames, m->nlazy + 1);
+	m->frames.v[m->frames.n] = (struct pt_frame){ .pfn = pfn };
+	return m->frames.n++;
+}
+
+/*
+ * The frame of lazy page k of chunk c, made now, with those of the other lazy pages of its
+ * group of PT_CONT_PTES (a folio's pages are looked at by CONT group, in turn): in the room kept
+ * for them (frames.v stays where it is), each with what its folio's record says the page's frame
+ * holds, and in the frame cache.  Whoever asks first gets them; m changes only where no query
+ * looks (which frame index a page has is no part of its state), so a lookup stays logically const.
+ */
+static __attribute__((noinline)) uint32_t lazy_frame(const struct pt_machine *cm, struct frame_chunk *c, unsigned k)
+{
+	struct pt_machine *m = (struct pt_machine *)cm;
+	unsigned g = k & ~(PT_CONT_PTES - 1);
+	for (unsigned j = g; j < g + PT_CONT_PTES; j++) {
+		uint32_t tag = c->idx[j];
+		if (tag == PT_NO_FRAME || !(tag & LAZY_PAGE))
+			continue;
+		const struct lazy_folio *lf = &m->folios.v[tag & LAZY_FOLIOS];
+		uint64_t pfn = c->key << FCHUNK_SHIFT | j;
+		uint32_t f = m->frames.n++;
+		assert(f < m->frames.cap && m->nlazy);
+		m->frames.v[f] = (struct pt_frame){ .pfn = pfn, .state = tag & LAZY_FREED ? PT_FS_FREE : PT_FS_DATA,
+						    .order = lf->order, .node = lf->node,
+						    .page_id = lf->page_id + (pfn - lf->pfn),
+						    .alloc_event = lf->alloc_event };
+		m->nlazy--;
+		c->idx[j] = f;
+		m->frame_cache[pfn % FCACHE_SIZE] = f;
+	}
+	return c->idx[k];
+}
+
+/* The frame of slot k of chunk c (page pfn), made if there is none or it is lazy. */
+static inline uint32_t chunk_slot_frame(struct pt_machine *m, struct frame_chunk *c, unsigned k, uint64_t pfn)
+{
+	if (c->idx[k] == PT_NO_FRAME)
+		c->idx[k] = frame_new(m, pfn);
+	else if (c->idx[k] & LAZY_PAGE)
+		return lazy_frame(m, c, k);
+	return c->idx[k];
+}
+
 /* The frame of pfn in chunk c (which holds it), created if there is none. */
 static uint32_t chunk_frame(struct pt_machine *m, struct frame_chunk *c, uint64_t pfn)
 {
-	uint32_t *slot = &c->idx[pfn & (FCHUNK_FRAMES - 1)];
-	if (*slot == PT_NO_FRAME) {
-		struct pt_frame f = { .pfn = pfn };
-		VEC_PUSH(m->frames, f);
-		*slot = m->frames.n - 1;
-	}
-	m->frame_cache[pfn % FCACHE_SIZE] = *slot;
-	return *slot;
+	uint32_t f = chunk_slot_frame(m, c, pfn & (FCHUNK_FRAMES - 1), pfn);
+	m->frame_cache[pfn % FCACHE_SIZE] = f;
+	return f;
 }
 
 /* frame_get() past the frame cache: a call of its own, so that the lookups the cache answers
@@ -1692,17 +1762,6 @@ static inline unsigned chunk_span(uint64_t pfn, unsigned n, unsigned *lo)
 	return n < FCHUNK_FRAMES - *lo ? *lo + n : FCHUNK_FRAMES;
 }
 
-/* The frame of slot k of chunk c (page pfn), made if there is none. */
-static inline uint32_t chunk_slot_frame(struct pt_machine *m, struct frame_chunk *c, unsigned k, uint64_t pfn)
-{
-	if (c->idx[k] == PT_NO_FRAME) {
-		struct pt_frame f = { .pfn = pfn };
-		VEC_PUSH(m->frames, f);
-		c->idx[k] = m->frames.n - 1;
-	}
-	return c->idx[k];
-}
-
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
@@ -1756,40 +1815,41 @@ static void table_page_alloc(struct pt_machine *m, uint32_t f, const void *ctx)
 	}
 }
 
-/* for_each_page_frame() with data_page_alloc(), where a page with no frame yet (most of a
- * fresh folio's) gets one made allocated at once, as data_page_alloc() would leave it */
+/*
+ * for_each_page_frame() with data_page_alloc(), where a page with no frame (most of a fresh
+ * folio's) or a lazy one becomes a lazy page of this folio: the record gives it what
+ * data_page_alloc() would leave in its frame (a lazy page's frame holds nothing else, and the
+ * i-th page's id is the i-th of the folio's), without a frame per page.
+ */
 static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 {
 	uint64_t pfn = ev->pa >> PT_PAGE_SHIFT;
 	unsigned n = 1u << ev->order;
-	const uint8_t order = ev->order, node = ev->node;
-	const uint64_t alloc_event = m->event_index;
+	if (m->folios.n == LAZY_FOLIOS)
+		abort();
+	struct lazy_folio lf = { .pfn = pfn, .page_id = m->next_page_id + 1, .alloc_event = m->event_index,
+				 .order = ev->order, .node = ev->node };
+	VEC_PUSH(m->folios, lf);
+	const uint32_t tag = LAZY_PAGE | (m->folios.n - 1);
 	for (unsigned i = 0; i < n;) {
 		struct frame_chunk *c = chunk_get(m, pfn + i);
-		unsigned lo = (unsigned)((pfn + i) & (FCHUNK_FRAMES - 1));
-		unsigned hi = n - i < FCHUNK_FRAMES - lo ? lo + (n - i) : FCHUNK_FRAMES;
-		/* the frames this chunk's part may add, at once (data_page_alloc() adds none) */
-		VEC_RESERVE(m->frames, hi - lo);
-		/* the frame count and the page ids in locals (stores to the frames could alias
-		 * them), back in m for a data_page_alloc() (which adds no frame) and at the end */
-		struct pt_frame *v = m->frames.v;
-		uint32_t nf = m->frames.n;
-		uint64_t id = m->next_page_id;
+		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
+		/* room for the frames of the lazy pages this part may add (data_page_alloc() adds
+		 * no frame, nor looks one up) */
+		VEC_RESERVE(m->frames, m->nlazy + (hi - lo));
 		for (unsigned k = lo; k < hi; k++, i++) {
-			if (c->idx[k] != PT_NO_FRAME) {
-				m->frames.n = nf;
-				m->next_page_id = id;
-				data_page_alloc(m, c->idx[k], ev);
-				id = m->next_page_id;
+			uint32_t f = c->idx[k];
+			if (f == PT_NO_FRAME)
+				m->nlazy++;
+			else if (!(f & LAZY_PAGE)) {
+				m->next_page_id = lf.page_id + i - 1;
+				data_page_alloc(m, f, ev);
 				continue;
 			}
-			v[nf] = (struct pt_frame){ .pfn = pfn + i, .state = PT_FS_DATA, .order = order,
-						   .node = node, .page_id = ++id, .alloc_event = alloc_event };
-			c->idx[k] = nf++;
+			c->idx[k] = tag;
 		}
-		m->frames.n = nf;
-		m->next_page_id = id;
 	}
+	m->next_page_id = lf.page_id + n - 1;
 }
 
 static void page_alloc(struct pt_machine *m, const struct pt_event *ev)
@@ -1839,6 +1899,13 @@ static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *
 		struct frame_chunk *c = chunk_get(m, pfn + i);
 		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
+			/* a lazy page is no table: where no hook would see its frame, its free is
+			 * what frame_release() leaves in one without a table, kept as the record's
+			 * values with the state free */
+			if (c->idx[k] != PT_NO_FRAME && (c->idx[k] & LAZY_PAGE) && (!hook || tables_only)) {
+				c->idx[k] |= LAZY_FREED;
+				continue;
+			}
 			uint32_t f = chunk_slot_frame(m, c, k, pfn + i);
 			/* the hooks only read: the frame stays where it is */
 			struct pt_frame *fr = &m->frames.v[f];
@@ -2086,7 +2153,9 @@ static struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_
 	return &m->lock_states.v[i];
 }
 
-static void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
+/* (inline, once for both kinds: the call and its register saves were more than a tenth of a
+ * lock event's cost, and a lock or unlock is every third or fourth event) */
+static inline __attribute__((always_inline)) void do_lock(struct pt_machine *m, const struct pt_event *ev, bool lock)
 {
 	uint32_t tid = m->cpu[ev->cpu].tid;
 	struct lock_state *ls = lock_state(m, ev->op, ev->pa, lock);
@@ -2222,6 +2291,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	for (uint32_t i = 0; i < m->tables.n; i++)
 		VEC_PUSH(m->table_pool, m->tables.v[i]);
 	m->frames.n = 0;
+	m->folios.n = m->nlazy = 0;
 	for (uint32_t i = 0; i < m->chunks.n; i++)
 		VEC_PUSH(m->chunk_pool, m->chunks.v[i]);
 	m->chunks.n = 0;
@@ -2299,6 +2369,7 @@ void pt_machine_free(struct pt_machine *m)
 		free(m->cpu[i].irq_saved.v);
 	}
 	free(m->frames.v);
+	free(m->folios.v);
 	free(m->table_pool.v);
 	free(m->pos.v);
 	free(m->pos_free.v);
@@ -2466,8 +2537,8 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 		break;
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
-	case PT_EV_LOCK: do_lock(m, ev, true); break;
-	case PT_EV_UNLOCK: do_lock(m, ev, false); break;
+	case PT_EV_LOCK:
+	case PT_EV_UNLOCK: do_lock(m, ev, ev->kind == PT_EV_LOCK); break;
 	case PT_EV_IRQ_ENTER: irq_enter(m, ev); break;
 	case PT_EV_IRQ_EXIT: irq_exit(m, ev); break;
 	case PT_EV_SWITCH: context_switch(m, ev); break;
@@ -2681,10 +2752,13 @@ struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx) { return &
 /* pt_machine_lookup() past the frame cache (a call of its own: see frame_get_uncached()) */
 static __attribute__((noinline)) uint32_t lookup_uncached(const struct pt_machine *m, uint64_t pfn)
 {
-	const struct frame_chunk *c = chunk_find(m, pfn);
+	struct frame_chunk *c = chunk_find(m, pfn);
 	uint32_t f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
-	if (f != PT_NO_FRAME)
-		((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
+	if (f == PT_NO_FRAME)
+		return f;
+	if (f & LAZY_PAGE)
+		f = lazy_frame(m, c, pfn & (FCHUNK_FRAMES - 1));
+	((struct pt_machine *)m)->frame_cache[pfn % FCACHE_SIZE] = f;	/* only the cache changes */
 	return f;
 }
 
@@ -2911,6 +2985,16 @@ uint64_t pt_machine_hash(const struct pt_machine *m)
 				if (fr->tbl->latest[j] | fr->tbl->visible[j])
 					x += mix2(j, mix2(fr->tbl->latest[j], fr->tbl->visible[j]));
 		h += hmap_mix(x);
+	}
+	/* the lazy pages' frames, PT_FS_DATA ones with their folio's order (lazy_frame()): those
+	 * of folio j still hold its tag (a page allocated again holds a later folio's) */
+	for (uint32_t j = 0; j < m->folios.n; j++) {
+		const struct lazy_folio *lf = &m->folios.v[j];
+		for (unsigned i = 0; i < 1u << lf->order; i++) {
+			uint64_t pfn = lf->pfn + i;
+			if (chunk_find(m, pfn)->idx[pfn & (FCHUNK_FRAMES - 1)] == (LAZY_PAGE | j))
+				h += hmap_mix(mix2(pfn, PT_FS_DATA | (uint64_t)lf->order << 16));
+		}
 	}
 	for (uint32_t i = 0; i < m->facts.n; i++) {
 		const struct pt_fact *f = &m->facts.v[i];

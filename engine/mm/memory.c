@@ -40,8 +40,11 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 	if (max_nr > 1) {
 		/* the loop below with its reads made first and their scheduling points taken after,
 		 * at once, where no other thread can run at any of them: then no entry and no folio
-		 * changes in between, and pa's folio (of order > 0 here) is found once */
-		uint64_t e = expected, start = folio_end - (PAGE_SIZE << order);
+		 * changes in between, and pa's folio (of order > 0 here) is found once.  A PTE that
+		 * passes the first test maps page pa + nr * PAGE_SIZE, inside the folio (nr < max_nr
+		 * <= in_folio): folio_covers() of it asks only whether that page is still the
+		 * folio's (folio_page_of()) */
+		uint64_t e = expected;
 		uint32_t f = PT_NO_FRAME;
 		unsigned reads = 0;
 		while (nr < max_nr) {
@@ -52,8 +55,7 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 			uint64_t next = f == PT_NO_FRAME ? 0 :
 				pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1)));
 			reads++;
-			if ((next & ~ignore) != e ||
-			    !folio_at_covers(mm, start, order, desc_pa(next), desc_pa(next) + PAGE_SIZE))
+			if ((next & ~ignore) != e || !folio_page_of(mm, desc_pa(next), order))
 				break;
 			nr++;
 		}

@@ -232,6 +232,7 @@ struct mm_model {
 	uint64_t *freel[19];
 	uint32_t nfree[19], capfree[19];
 	uint32_t free_orders;			/* bit o set iff nfree[o] > 0 */
+	bool free_runs;				/* freel[0] may hold runs of pages (phys_alloc()) */
 	uint64_t bump[8];
 	unsigned nnodes;
 	uint64_t next_anon_id;

@@ -93,31 +93,39 @@ void tlb_remove_huge_tlb_entry(struct mmu_gather *tlb, uint64_t sz, uint64_t add
 		tlb_flush_pte_range(tlb, address, sz);
 }
 
-static void tlb_batch_push_page(struct mmu_gather *tlb, uint64_t pa, unsigned order)
+/*
+ * n blocks of 2^order pages from pa go to the batch.  Blocks of one order that follow the
+ * batch's last ones join its last entry: each entry is a run tlb_flush_mmu_free() frees at once,
+ * the longest there is in the batch's order of blocks.
+ */
+static void tlb_batch_push_page(struct mmu_gather *tlb, uint64_t pa, unsigned order, unsigned n)
 {
+	struct tlb_page *last = tlb->npages ? &tlb->pages[tlb->npages - 1] : NULL;
+	if (last && last->order == order && pa == last->pa + ((uint64_t)last->n << (PAGE_SHIFT + order))) {
+		last->n += n;
+		return;
+	}
 	if (tlb->npages == tlb->cappages) {
 		tlb->cappages = tlb->cappages ? 2 * tlb->cappages : 64;
 		tlb->pages = realloc(tlb->pages, tlb->cappages * sizeof(*tlb->pages));
 		if (!tlb->pages)
 			abort();
 	}
-	tlb->pages[tlb->npages++] = (struct tlb_page){ pa, order };
+	tlb->pages[tlb->npages++] = (struct tlb_page){ pa, order, n };
 }
 
 void tlb_remove_page_size(struct mmu_gather *tlb, uint64_t pa, unsigned order)
 {
-	tlb_batch_push_page(tlb, pa, order);
+	tlb_batch_push_page(tlb, pa, order, 1);
 }
 
 void __tlb_remove_folio_pages(struct mm_model *mm, struct mmu_gather *tlb, uint64_t pa, unsigned nr)
 {
 	unsigned order = folio_order(mm, pa);
-	if (order && nr == 1u << order && IS_ALIGNED(pa, PAGE_SIZE << order)) {
-		tlb_batch_push_page(tlb, pa, order);
-		return;
-	}
-	for (unsigned i = 0; i < nr; i++)
-		tlb_batch_push_page(tlb, pa + (uint64_t)i * PAGE_SIZE, 0);
+	if (order && nr == 1u << order && IS_ALIGNED(pa, PAGE_SIZE << order))
+		tlb_batch_push_page(tlb, pa, order, 1);
+	else if (nr)
+		tlb_batch_push_page(tlb, pa, 0, nr);	/* its pages one by one */
 }
 
 static void tlb_remove_table(struct mmu_gather *tlb, uint64_t table)
@@ -214,15 +222,9 @@ static void tlb_flush_mmu_free(struct mm_model *mm, struct mm_thread *t, struct 
 	for (uint32_t i = 0; i < tlb->ntables; i++)
 		mm_free_table(mm, t, tlb->tables[i]);
 	tlb->ntables = 0;
-	for (uint32_t i = 0, n; i < tlb->npages; i += n) {
-		/* the blocks of one order that follow each other (a folio's pages) go as one run */
-		const struct tlb_page *p = &tlb->pages[i];
-		for (n = 1; i + n < tlb->npages && tlb->pages[i + n].order == p->order &&
-			    tlb->pages[i + n].pa == p->pa + ((uint64_t)n << (PAGE_SHIFT + p->order));
-		     n++)
-			;
-		mm_free_pages_run(mm, t, p->pa, p->order, n);
-	}
+	/* the blocks of one order that follow each other (a folio's pages) go as one run */
+	for (uint32_t i = 0; i < tlb->npages; i++)
+		mm_free_pages_run(mm, t, tlb->pages[i].pa, tlb->pages[i].order, tlb->pages[i].n);
 	tlb->npages = 0;
 }
 

@@ -27,9 +27,9 @@ void ref_snapshot_add(void *ctx, uint64_t va, uint64_t word);
 /*! ref_snapshot_sort() : in va order (ref_for_each() gives chunks in no order). */
 void ref_snapshot_sort(struct ref_snapshot *x);
 
-struct tlb_page {
+struct tlb_page {			/* n blocks of 2^order pages, one after the other from pa */
 	uint64_t pa;
-	unsigned order;
+	unsigned order, n;
 };
 
 struct mmu_gather {

@@ -191,11 +191,52 @@ static void free_reserve(struct mm_model *mm, unsigned order, uint64_t n)
 	mm->capfree[order] = (uint32_t)cap;
 }
 
+/* free_push() of n blocks of order, pa first and each the one before plus a block, with room made
+ * once */
+static void free_push_run(struct mm_model *mm, unsigned order, uint64_t pa, unsigned n)
+{
+	free_reserve(mm, order, n);
+	uint64_t *fl = mm->freel[order] + mm->nfree[order];
+	for (unsigned i = 0; i < n; i++)
+		fl[i] = pa + ((uint64_t)i << (PAGE_SHIFT + order));
+	mm->nfree[order] += n;
+	mm->free_orders |= 1u << order;
+}
+
 static void free_push(struct mm_model *mm, unsigned order, uint64_t pa)
 {
-	free_reserve(mm, order, 1);
-	mm->freel[order][mm->nfree[order]++] = pa;
-	mm->free_orders |= 1u << order;
+	free_push_run(mm, order, pa, 1);
+}
+
+/*
+ * The pages phys_alloc() skips to align a block go on the order-0 list lowest first, one entry
+ * per page in the list as phys_alloc() uses it.  Up to FREE_RUN_PAGES of them are kept as one
+ * entry, a run: the address of its first page with, in the bits under the page, the number of
+ * pages after it (an entry without those bits is one page, as before).  A run stands for its
+ * pages in place, lowest first; a 2M block skips up to 511 pages, most never taken again.  All
+ * pages of a run are on one node: a run lies below the block it aligns, and the node ranges
+ * start at multiples of 2^31, which the block sizes (up to 1G) divide.
+ */
+#define FREE_RUN_PAGES (PAGE_SIZE)
+
+/* The order-0 list with each run written out as its pages, in place: the list they stand for. */
+static void free_runs_expand(struct mm_model *mm)
+{
+	uint64_t *fl = mm->freel[0];
+	uint64_t pages = 0;
+	for (uint32_t i = 0; i < mm->nfree[0]; i++)
+		pages += (fl[i] & ~PAGE_MASK) + 1;
+	free_reserve(mm, 0, pages - mm->nfree[0]);
+	fl = mm->freel[0];
+	/* from the top down: entry i's pages go at or above i, over entries already read */
+	uint64_t w = pages;
+	for (uint32_t i = mm->nfree[0]; i-- > 0;) {
+		uint64_t e = fl[i];
+		for (uint64_t k = (e & ~PAGE_MASK) + 1; k-- > 0;)
+			fl[--w] = (e & PAGE_MASK) + (k << PAGE_SHIFT);
+	}
+	mm->nfree[0] = (uint32_t)pages;
+	mm->free_runs = false;
 }
 
 static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
@@ -204,6 +245,15 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	 * nothing to reuse */
 	for (uint32_t live = order <= 18 ? mm->free_orders >> order << order : 0; live; live &= live - 1) {
 		unsigned o = (unsigned)__builtin_ctz(live);
+		uint64_t *top = &mm->freel[o][mm->nfree[o] - 1];
+		if (*top & ~PAGE_MASK && ((*top - PHYS_BASE) >> 34) == node) {
+			/* a run on top (order 0) of the node: its last page is the top of the list
+			 * the loop below takes; the run keeps the pages under it */
+			*top -= 1;
+			return (*top & PAGE_MASK) + ((*top & ~PAGE_MASK) + 1) * PAGE_SIZE;
+		}
+		if (o == 0 && mm->free_runs && ((*top - PHYS_BASE) >> 34) != node)
+			free_runs_expand(mm);	/* the loop looks below the top: one page an entry */
 		/* free blocks are reused only on their own node range */
 		for (uint32_t i = mm->nfree[o]; i-- > 0;) {
 			uint64_t pa = mm->freel[o][i];
@@ -221,23 +271,17 @@ static uint64_t phys_alloc(struct mm_model *mm, unsigned order, unsigned node)
 	}
 	uint64_t size = PAGE_SIZE << order;
 	uint64_t pa = ALIGN_UP(mm->bump[node], size);
-	/* the pages skipped to align the block, lowest first, as one free_push() each (four a
-	 * step: a 2M block skips up to 511) */
-	free_reserve(mm, 0, (pa - mm->bump[node] + PAGE_SIZE - 1) >> PAGE_SHIFT);
-	uint64_t *fl = mm->freel[0];
-	uint32_t nf = mm->nfree[0];
+	/* the pages skipped to align the block (bump and pa are page-aligned), as runs */
 	uint64_t gap = mm->bump[node];
-	for (; pa - gap >= 4 * PAGE_SIZE; gap += 4 * PAGE_SIZE, nf += 4) {
-		fl[nf] = gap;
-		fl[nf + 1] = gap + PAGE_SIZE;
-		fl[nf + 2] = gap + 2 * PAGE_SIZE;
-		fl[nf + 3] = gap + 3 * PAGE_SIZE;
-	}
-	for (; gap < pa; gap += PAGE_SIZE)
-		fl[nf++] = gap;
-	mm->nfree[0] = nf;
-	if (nf)
+	free_reserve(mm, 0, (pa - gap) / (FREE_RUN_PAGES * PAGE_SIZE) + 1);
+	for (uint64_t n; gap < pa; gap += n * PAGE_SIZE) {
+		n = (pa - gap) >> PAGE_SHIFT;
+		if (n > FREE_RUN_PAGES)
+			n = FREE_RUN_PAGES;
+		mm->freel[0][mm->nfree[0]++] = gap | (n - 1);
 		mm->free_orders |= 1u;
+		mm->free_runs = true;
+	}
 	mm->bump[node] = pa + size;
 	return pa;
 }
@@ -414,8 +458,7 @@ void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, un
 	struct pt_event ev = { .kind = PT_EV_PAGE_FREE, .cpu = (uint16_t)t->cpu, .pa = pa, .order = (uint8_t)order };
 	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);
 	/* no other thread ran in between to allocate: the free lists may take them after */
-	for (unsigned i = 0; i < n; i++)
-		free_push(mm, order, pa + ((uint64_t)i << (PAGE_SHIFT + order)));
+	free_push_run(mm, order, pa, n);
 }
 
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
@@ -637,6 +680,7 @@ void mm_model_reset(struct mm_model *mm)
 	for (unsigned o = 0; o <= 18; o++)
 		mm->nfree[o] = 0;
 	mm->free_orders = 0;
+	mm->free_runs = false;
 	memset(mm->variant, 0, sizeof(mm->variant));
 	memset(&mm->res, 0, sizeof(mm->res));
 	mm->res_ev = NULL;

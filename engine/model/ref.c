@@ -768,6 +768,21 @@ static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n
 				uint64_t add, uint64_t kuser, uint64_t xn)
 {
 	uint64_t diff = 0;
+	const uint64_t d0 = p[0];
+	if (oa_linear(d0, 0, n)) {
+		/* the common run, a folio's PTEs: each PTE the first plus a page, which stays inside
+		 * the output address field, so its other bits, and with them its flags, are the
+		 * first's, and its value below is the first's plus a page (in_page and the flags sit
+		 * under the page bits); where every PTE and word goes so, zero is the loop's answer
+		 * below, and any other run is judged by that loop */
+		const uint64_t got0 = pt_desc_oa(d0) | valid_desc_flags(d0, kuser, xn);
+		for (unsigned k = 0; k < n; k++)
+			diff |= (p[k] ^ (d0 + (uint64_t)k * PAGE_SIZE)) |
+				(((w[k] & keep) | add) ^ (got0 + (uint64_t)k * PAGE_SIZE));
+		if (!(diff | (~d0 & 3)))
+			return 0;
+		diff = 0;
+	}
 	for (unsigned k = 0; k < n; k++) {
 		uint64_t d = p[k];
 		uint64_t got = ((pt_desc_oa(d) + in_page) & PT_DESC_OA_MASK) | valid_desc_flags(d, kuser, xn);
