@@ -167,19 +167,15 @@ void contpte_try_unfold_partial(struct mm_model *mm, struct mm_thread *t, struct
  */
 unsigned folio_order(struct mm_model *mm, uint64_t pa)
 {
-	uint32_t f = pt_machine_lookup(mm->m, pa);
-	if (f == PT_NO_FRAME)
-		return 0;
-	const struct pt_frame *fr = pt_machine_frame(mm->m, f);
-	return fr->state == PT_FS_DATA ? fr->order : 0;
+	unsigned order, node;
+	return pt_machine_data_page(mm->m, pa, &order, &node) ? order : 0;
 }
 
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi)
 {
-	uint32_t f = pt_machine_lookup(mm->m, pa);
-	if (f == PT_NO_FRAME || pt_machine_frame(mm->m, f)->state != PT_FS_DATA)
+	unsigned order, node;
+	if (!pt_machine_data_page(mm->m, pa, &order, &node))
 		return false;
-	unsigned order = pt_machine_frame(mm->m, f)->order;
 	return folio_at_covers(mm, ALIGN_DOWN(pa, PAGE_SIZE << order), order, lo, hi);
 }
 

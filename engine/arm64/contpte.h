@@ -145,11 +145,8 @@ bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64
  * inside the folio, without the bounds it checks first). */
 static inline bool folio_page_of(struct mm_model *mm, uint64_t p, unsigned order)
 {
-	uint32_t g = pt_machine_lookup(mm->m, p);
-	if (g == PT_NO_FRAME)
-		return false;
-	const struct pt_frame *gr = pt_machine_frame(mm->m, g);
-	return gr->state == PT_FS_DATA && gr->order == order;
+	unsigned o, node;
+	return pt_machine_data_page(mm->m, p, &o, &node) && o == order;
 }
 
 /* pte helpers for the CONT-aware callers */

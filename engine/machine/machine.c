@@ -2769,6 +2769,31 @@ uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 	return f != PT_NO_FRAME ? f : lookup_uncached(m, pfn);
 }
 
+/* What pt_machine_frame(m, pt_machine_lookup(m, pa)) says of a data page, read where it is: a
+ * lazy page's folio record holds its frame's state (LAZY_FREED), order and node, so no frame is
+ * made for a question about them (a lookup's frame changes no answer, only where one is kept). */
+bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *order, unsigned *node)
+{
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	uint32_t f = frame_cached(m, pfn);
+	if (f == PT_NO_FRAME) {
+		const struct frame_chunk *c = chunk_find(m, pfn);
+		f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
+		if (f == PT_NO_FRAME)
+			return false;
+		if (f & LAZY_PAGE) {
+			const struct lazy_folio *lf = &m->folios.v[f & LAZY_FOLIOS];
+			*order = lf->order;
+			*node = lf->node;
+			return !(f & LAZY_FREED);
+		}
+	}
+	const struct pt_frame *fr = &m->frames.v[f];
+	*order = fr->order;
+	*node = fr->node;
+	return fr->state == PT_FS_DATA;
+}
+
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
 {
 	const struct pt_frame *fr = &m->frames.v[f];

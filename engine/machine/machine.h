@@ -290,6 +290,9 @@ struct pt_frame *pt_machine_frame(struct pt_machine *m, uint32_t idx);
 /*! pt_machine_lookup() : frame index for a physical address, or PT_NO_FRAME. */
 uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa);
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t frame, unsigned idx);
+/*! pt_machine_data_page() : page pa is a data page (its frame PT_FS_DATA); *order and *node
+ * get its order and node where it is one, without a frame made for it. */
+bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *order, unsigned *node);
 uint64_t pt_machine_entry_visible(const struct pt_machine *m, uint32_t frame, unsigned idx);
 /*! pt_machine_first_pos() : first position of a table (index), UINT32_MAX if none; then ->next. */
 uint32_t pt_machine_first_pos(const struct pt_machine *m, uint32_t frame);

@@ -85,15 +85,12 @@ static bool folio_use_access_time(const struct folio *folio)
 
 static bool vm_normal_folio(struct mm_model *mm, uint64_t pa, struct folio *folio)
 {
-	uint32_t f = pt_machine_lookup(mm->m, pa);
-	if (f == PT_NO_FRAME)
+	unsigned order, node;
+	if (!pt_machine_data_page(mm->m, pa, &order, &node))
 		return false;
-	const struct pt_frame *fr = pt_machine_frame(mm->m, f);
-	if (fr->state != PT_FS_DATA)
-		return false;
-	folio->order = fr->order;
-	folio->node = fr->node;
-	folio->pa = ALIGN_DOWN(pa, PAGE_SIZE << fr->order);
+	folio->order = order;
+	folio->node = node;
+	folio->pa = ALIGN_DOWN(pa, PAGE_SIZE << order);
 	return true;
 }
 
