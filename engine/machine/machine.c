@@ -2794,6 +2794,31 @@ bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *ord
 	return fr->state == PT_FS_DATA;
 }
 
+/* How many of the n pages from pa on, the first ones, pt_machine_data_page() finds data pages of
+ * `order`: read in the chunks (whose slots the frame cache only copies), a chunk looked up once. */
+unsigned pt_machine_data_pages(const struct pt_machine *m, uint64_t pa, unsigned n, unsigned order)
+{
+	uint64_t pfn = pa >> PT_PAGE_SHIFT;
+	for (unsigned i = 0; i < n;) {
+		const struct frame_chunk *c = chunk_find(m, pfn + i);
+		if (!c)
+			return i;
+		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
+		for (unsigned k = lo; k < hi; k++, i++) {
+			uint32_t f = c->idx[k];
+			if (f == PT_NO_FRAME)
+				return i;
+			if (f & LAZY_PAGE) {
+				if ((f & LAZY_FREED) || m->folios.v[f & LAZY_FOLIOS].order != order)
+					return i;
+			} else if (m->frames.v[f].state != PT_FS_DATA || m->frames.v[f].order != order) {
+				return i;
+			}
+		}
+	}
+	return n;
+}
+
 uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t f, unsigned idx)
 {
 	const struct pt_frame *fr = &m->frames.v[f];

@@ -293,6 +293,9 @@ uint64_t pt_machine_entry_latest(const struct pt_machine *m, uint32_t frame, uns
 /*! pt_machine_data_page() : page pa is a data page (its frame PT_FS_DATA); *order and *node
  * get its order and node where it is one, without a frame made for it. */
 bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *order, unsigned *node);
+/*! pt_machine_data_pages() : how many of the n pages from pa on are, from the first, data pages
+ * of `order` (pt_machine_data_page() of each, to the first that is not). */
+unsigned pt_machine_data_pages(const struct pt_machine *m, uint64_t pa, unsigned n, unsigned order);
 uint64_t pt_machine_entry_visible(const struct pt_machine *m, uint32_t frame, unsigned idx);
 /*! pt_machine_first_pos() : first position of a table (index), UINT32_MAX if none; then ->next. */
 uint32_t pt_machine_first_pos(const struct pt_machine *m, uint32_t frame);

@@ -43,22 +43,25 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 		 * changes in between, and pa's folio (of order > 0 here) is found once.  A PTE that
 		 * passes the first test maps page pa + nr * PAGE_SIZE, inside the folio (nr < max_nr
 		 * <= in_folio): folio_covers() of it asks only whether that page is still the
-		 * folio's (folio_page_of()) */
+		 * folio's (folio_page_of()).  The entries are read first, to the first that fails
+		 * its test, and the pages they map asked after, at once: the loop stops at the first
+		 * entry that fails either, having read it (reads), or at max_nr */
 		uint64_t e = expected;
 		uint32_t f = PT_NO_FRAME;
-		unsigned reads = 0;
-		while (nr < max_nr) {
-			uint64_t entry_pa = ptep + 8ull * nr;
+		unsigned same = 1;	/* entries that pass the first test, with the first */
+		for (; same < max_nr; same++) {
+			uint64_t entry_pa = ptep + 8ull * same;
 			e += PAGE_SIZE;
-			if (!reads || !(entry_pa & (PAGE_SIZE - 1)))
+			if (same == 1 || !(entry_pa & (PAGE_SIZE - 1)))
 				f = pt_machine_lookup(mm->m, entry_pa);
 			uint64_t next = f == PT_NO_FRAME ? 0 :
 				pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1)));
-			reads++;
-			if ((next & ~ignore) != e || !folio_page_of(mm, desc_pa(next), order))
+			if ((next & ~ignore) != e)
 				break;
-			nr++;
 		}
+		/* those entries map pa + PAGE_SIZE on, in order (the test holds their address) */
+		nr = 1 + pt_machine_data_pages(mm->m, pa + PAGE_SIZE, same - 1, order);
+		unsigned reads = nr < max_nr ? nr : nr - 1;
 		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, reads))
 			return nr;
 		nr = 1;
