@@ -184,10 +184,8 @@ bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64
 	uint64_t end = start + (PAGE_SIZE << order);
 	if (start > lo || end < hi)
 		return false;
-	for (uint64_t p = lo; p < hi; p += PAGE_SIZE)
-		if (!folio_page_of(mm, p, order))
-			return false;
-	return true;
+	unsigned n = hi > lo ? (unsigned)((hi - lo + PAGE_SIZE - 1) >> PAGE_SHIFT) : 0;
+	return pt_machine_data_pages(mm->m, lo, n, order) == n;
 }
 
 static void __contpte_try_fold(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr,

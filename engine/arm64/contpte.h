@@ -141,13 +141,6 @@ unsigned folio_order(struct mm_model *mm, uint64_t pa);
 bool folio_covers(struct mm_model *mm, uint64_t pa, uint64_t lo, uint64_t hi);
 /*! folio_at_covers() : folio_covers() where pa's folio is known: the data folio of `order` at start. */
 bool folio_at_covers(struct mm_model *mm, uint64_t start, unsigned order, uint64_t lo, uint64_t hi);
-/*! folio_page_of() : page p is a data page allocated with `order` (folio_at_covers() of one page
- * inside the folio, without the bounds it checks first). */
-static inline bool folio_page_of(struct mm_model *mm, uint64_t p, unsigned order)
-{
-	unsigned o, node;
-	return pt_machine_data_page(mm->m, p, &o, &node) && o == order;
-}
 
 /* pte helpers for the CONT-aware callers */
 static inline uint64_t pte_mknoncont(uint64_t pte) { return pte & ~PT_DESC_CONT; }

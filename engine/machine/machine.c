@@ -2769,9 +2769,26 @@ uint32_t pt_machine_lookup(const struct pt_machine *m, uint64_t pa)
 	return f != PT_NO_FRAME ? f : lookup_uncached(m, pfn);
 }
 
-/* What pt_machine_frame(m, pt_machine_lookup(m, pa)) says of a data page, read where it is: a
- * lazy page's folio record holds its frame's state (LAZY_FREED), order and node, so no frame is
- * made for a question about them (a lookup's frame changes no answer, only where one is kept). */
+/* What pt_machine_frame() says of the page a chunk slot (or the frame cache) holds, f, read where
+ * it is: a lazy page's folio record holds its frame's state (LAZY_FREED), order and node, so no
+ * frame is made for a question about them (a lookup's frame changes no answer, only where one is
+ * kept).  True for a data page, with its order and node. */
+static inline bool slot_data_page(const struct pt_machine *m, uint32_t f, unsigned *order, unsigned *node)
+{
+	if (f == PT_NO_FRAME)
+		return false;
+	if (f & LAZY_PAGE) {
+		const struct lazy_folio *lf = &m->folios.v[f & LAZY_FOLIOS];
+		*order = lf->order;
+		*node = lf->node;
+		return !(f & LAZY_FREED);
+	}
+	const struct pt_frame *fr = &m->frames.v[f];
+	*order = fr->order;
+	*node = fr->node;
+	return fr->state == PT_FS_DATA;
+}
+
 bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *order, unsigned *node)
 {
 	uint64_t pfn = pa >> PT_PAGE_SHIFT;
@@ -2779,19 +2796,8 @@ bool pt_machine_data_page(const struct pt_machine *m, uint64_t pa, unsigned *ord
 	if (f == PT_NO_FRAME) {
 		const struct frame_chunk *c = chunk_find(m, pfn);
 		f = c ? c->idx[pfn & (FCHUNK_FRAMES - 1)] : PT_NO_FRAME;
-		if (f == PT_NO_FRAME)
-			return false;
-		if (f & LAZY_PAGE) {
-			const struct lazy_folio *lf = &m->folios.v[f & LAZY_FOLIOS];
-			*order = lf->order;
-			*node = lf->node;
-			return !(f & LAZY_FREED);
-		}
 	}
-	const struct pt_frame *fr = &m->frames.v[f];
-	*order = fr->order;
-	*node = fr->node;
-	return fr->state == PT_FS_DATA;
+	return slot_data_page(m, f, order, node);
 }
 
 /* How many of the n pages from pa on, the first ones, pt_machine_data_page() finds data pages of
@@ -2805,15 +2811,9 @@ unsigned pt_machine_data_pages(const struct pt_machine *m, uint64_t pa, unsigned
 			return i;
 		unsigned lo, hi = chunk_span(pfn + i, n - i, &lo);
 		for (unsigned k = lo; k < hi; k++, i++) {
-			uint32_t f = c->idx[k];
-			if (f == PT_NO_FRAME)
+			unsigned o, node;
+			if (!slot_data_page(m, c->idx[k], &o, &node) || o != order)
 				return i;
-			if (f & LAZY_PAGE) {
-				if ((f & LAZY_FREED) || m->folios.v[f & LAZY_FOLIOS].order != order)
-					return i;
-			} else if (m->frames.v[f].state != PT_FS_DATA || m->frames.v[f].order != order) {
-				return i;
-			}
 		}
 	}
 	return n;

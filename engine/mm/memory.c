@@ -43,7 +43,7 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 		 * changes in between, and pa's folio (of order > 0 here) is found once.  A PTE that
 		 * passes the first test maps page pa + nr * PAGE_SIZE, inside the folio (nr < max_nr
 		 * <= in_folio): folio_covers() of it asks only whether that page is still the
-		 * folio's (folio_page_of()).  The entries are read first, to the first that fails
+		 * folio's (pt_machine_data_pages() of it).  The entries are read first, to the first that fails
 		 * its test, and the pages they map asked after, at once: the loop stops at the first
 		 * entry that fails either, having read it (reads), or at max_nr */
 		uint64_t e = expected;
