@@ -872,11 +872,18 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 	}
 }
 
+/* The tag a stale leaf `desc` found at (asid|global) is cached under: a global leaf is cached
+ * for every ASID (D8.16.1: nG), as ASID 0. */
+static inline bool fact_global(uint64_t desc, bool global)
+{
+	return global || (desc & PT_DESC_NG) == 0;
+}
+
 /*
  * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
  * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
  * next: the tail's last fact is the caller's previous one, at va - pt_level_size(level), of this
- * level and cpumask and an older seq, so it extends the tail if it has the same tag.
+ * level, cpumask and tag (fact_global()) and an older seq: it extends the tail.
  * (Inline: each caller's loop passes its arguments without a call's cost.)
  */
 static inline __attribute__((always_inline)) void fact_append(struct pt_machine *m, uint64_t va, unsigned level,
@@ -884,12 +891,10 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 							       uint64_t cpumask, uint64_t since, uint64_t seq,
 							       unsigned by_cpu, uint32_t op, bool next)
 {
-	if (!global && (desc & PT_DESC_NG) == 0)
-		global = true;	/* a global leaf is cached for every ASID (D8.16.1: nG) */
+	global = fact_global(desc, global);
 	if (global)
 		asid = 0;
-	if (next ? m->facts.v[m->facts.n - 1].global != global || m->facts.v[m->facts.n - 1].asid != asid :
-		   !fact_extends_tail(m, va, level, global, asid, cpumask, seq))
+	if (!next && !fact_extends_tail(m, va, level, global, asid, cpumask, seq))
 		facts_index_tail(m);
 	/* an equal fact has this VA: not the tail's, so an indexed one */
 	if (!fact_none_indexed_at(m, va, level)) {
@@ -1064,18 +1069,42 @@ static inline __attribute__((always_inline)) void rmap_update(struct pt_machine 
 		rmap_del(m, oa, level, val);
 }
 
+/* The one position of a table, as a run of stores to it (drain_run()) sees it throughout: no
+ * store of a run changes a position.  What leaf_gone() makes its stale facts with, read once. */
+struct run_pos {
+	uint64_t va, cpumask;	/* a live position's facts may be cached by every CPU */
+	uint16_t asid;
+	bool global;
+};
+
+static inline struct run_pos run_pos_of(const struct pt_machine *m, const struct pt_pos *pp)
+{
+	return (struct run_pos){ pp->va, pp->live ? m->allmask : pp->cpumask, pp->asid, pp->global };
+}
+
+/* A run's tail mark (see leaf_gone()): m->facts.n as a store's fact left it on the tail's end,
+ * with the fact's tag (fact_global()); NO_TAIL, which no mark is, for none. */
+#define NO_TAIL UINT64_MAX
+static inline uint64_t tail_mark(uint32_t n, bool global)
+{
+	return (uint64_t)n << 1 | global;
+}
+
 /* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
  * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position.
  * In a run (drain_run(), whose stores go to consecutive entries, with nothing between two of
- * them that adds, removes or indexes a fact): prev_tail is m->facts.n as the run's previous
- * store left it if that store's fact went onto the tail's end (entry idx - 1's, of t's one
- * position: a fact at the VA before, of the same level and cpumask, and seq lower, as m->seq
- * grows with each store), UINT32_MAX if not; *run_tail is set for this store's.
+ * them that adds, removes or indexes a fact): rp is t's one position, read at the run's start
+ * (NULL: read here, and t may have any number); prev_tail is the tail mark the run's previous
+ * store left if its fact went onto the tail's end (entry idx - 1's, of t's one position: a fact
+ * at the VA before, of the same level and cpumask, and seq lower, as m->seq grows with each
+ * store), NO_TAIL if not; *run_tail is set for this store's.  A fact whose mark matches
+ * prev_tail's (the tail as that fact left it, and the same tag) extends the tail.
  * (This and leaf_live() are inline: apply_visible()'s common case, without a call's cost.) */
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
 							    uint64_t new, int level, unsigned by_cpu,
-							    uint32_t prev_tail, uint32_t *run_tail)
+							    const struct run_pos *rp, uint64_t prev_tail,
+							    uint64_t *run_tail)
 {
 	rmap_update(m, old, level, f, idx, false);
 	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called) */
@@ -1084,22 +1113,27 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 		return;
 	uint64_t size = pt_level_size(level);
 	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
-	const struct pt_pos *pp = &m->pos.v[t->first_pos];
-	if (pp->next == NO_POS) {
-		/* one position (a process's table): a run of such leaves grows one tail */
-		uint32_t n = m->facts.n;
-		fact_append(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
-			    pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op,
-			    prev_tail == n);
-		if (run_tail && m->facts.n != n)
-			*run_tail = m->facts.n;
-		return;
+	struct run_pos one;
+	if (!rp) {
+		const struct pt_pos *pp = &m->pos.v[t->first_pos];
+		if (pp->next != NO_POS) {
+			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
+				pp = &m->pos.v[p];
+				fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
+					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+			}
+			return;
+		}
+		one = run_pos_of(m, pp);
+		rp = &one;
 	}
-	for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
-		pp = &m->pos.v[p];
-		fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
-			 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
-	}
+	/* one position (a process's table): a run of such leaves grows one tail */
+	uint32_t n = m->facts.n;
+	bool global = fact_global(old, rp->global);
+	fact_append(m, rp->va + idx * size, (unsigned)level, old, global, rp->asid, rp->cpumask, m->event_index,
+		    m->seq, by_cpu, op, prev_tail == tail_mark(n, global));
+	if (run_tail && m->facts.n != n)
+		*run_tail = tail_mark(m->facts.n, global);
 }
 
 /* A valid leaf `new` becomes visible in table t (frame f) at a known level. */
@@ -1134,7 +1168,7 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 			}
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, UINT32_MAX, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
 	}
 
 	if (pt_desc_is_table(new, level)) {
@@ -1184,7 +1218,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	}
 	/* leaves and invalid entries: no position of any table changes, no frame is made */
 	if (pt_desc_is_leaf(old, level))
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, UINT32_MAX, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
 	if (pt_desc_is_leaf(new, level))
 		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
@@ -1530,18 +1564,24 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 {
 	struct pt_table *t = m->frames.v[f].tbl;
 	bool others = false, one_call;
-	uint32_t n, run_tail = UINT32_MAX;
+	struct run_pos one_pos;
+	const struct run_pos *rp = NULL;	/* t's one position, if it has one (see leaf_gone()) */
+	uint32_t n;
+	uint64_t run_tail = NO_TAIL;
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
 	for (unsigned k = 0; k < m->ncpus; k++)
 		others |= k != cpu && m->cpu[k].stores.n;
-	one_call = known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS && m->obs &&
-		   m->obs->leaf_live_run;
+	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
+		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
+		rp = &one_pos;
+	}
+	one_call = rp && m->obs && m->obs->leaf_live_run;
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
-		uint32_t prev_tail = run_tail;	/* (see leaf_gone()) */
-		run_tail = UINT32_MAX;
+		uint64_t prev_tail = run_tail;	/* (see leaf_gone()) */
+		run_tail = NO_TAIL;
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
 		if (s->frame != f || idx != ps->idx + n || s->sseq > upto || (t->npending[idx] > 1 && others) ||
@@ -1559,7 +1599,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			if (known) {
 				m->applying = s;
 				if (pt_desc_is_leaf(old, level))
-					leaf_gone(m, t, f, idx, old, new, level, by_cpu, prev_tail, &run_tail);
+					leaf_gone(m, t, f, idx, old, new, level, by_cpu, rp, prev_tail, &run_tail);
 				if (pt_desc_is_leaf(new, level) && one_call)
 					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
 				else if (pt_desc_is_leaf(new, level))
@@ -1569,11 +1609,9 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		}
 		t->vis_sseq[idx] = s->sseq;
 	}
-	if (one_call && n) {
-		const struct pt_pos *pp = &m->pos.v[t->first_pos];
-		m->obs->leaf_live_run(m->obs_ctx, m, pp->va + ps->idx * pt_level_size(level), n, level, pp->asid,
-				      pp->global, &t->visible[ps->idx], by_cpu);
-	}
+	if (one_call && n)
+		m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level, rp->asid,
+				      rp->global, &t->visible[ps->idx], by_cpu);
 	return n;
 }
 
