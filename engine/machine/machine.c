@@ -2690,10 +2690,11 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 /* What store_entry_at() does for n stores of vals to t (frame f) from entry idx on (idx + n <=
  * PT_PTRS) by CPU c, with room for them in c's store buffer and no hook between them: at once.
  * Only the end state can be seen, and it is the same: the generation moves by n, the dirty bits
- * are those of the range, a group's bit in cont_groups follows its CONT count, whatever the
- * order the count moved in, and the stores' records take the next n store sequence numbers in
- * order, with c's op, which nothing changes between them (kept in locals: the records' stores
- * cannot change them). */
+ * are those of the range, a group's CONT count moves by the CONT bits its stores set less those
+ * they clear (the same count, modulo 256, as one store at a time), its bit in cont_groups
+ * follows the count, whatever the order the count moved in, and the
+ * stores' records take the next n store sequence numbers in order, with c's op, which nothing
+ * changes between them (kept in locals: the records' stores cannot change them). */
 static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32_t f, unsigned idx,
 				const uint64_t *vals, unsigned n, struct cpu *c)
 {
@@ -2701,13 +2702,22 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 	uint64_t sseq = m->sseq;
 	uint32_t op = c->op.id;
 	bool open = c->op.open;
-	uint32_t moved = 0;	/* groups whose CONT count changed */
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t old = t->latest[idx + i];
-		t->latest[idx + i] = vals[i];
-		if (cont_count_move(t, idx + i, old, vals[i]))
-			moved |= 1u << (idx + i) / PT_CONT_PTES;
-		pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
+	for (unsigned i = 0; i < n;) {
+		/* the stores to one CONT group */
+		unsigned g = (idx + i) / PT_CONT_PTES, end = (g + 1) * PT_CONT_PTES - idx;
+		uint64_t changed = 0;
+		int set = 0;	/* CONT bits set less those cleared */
+		for (end = end < n ? end : n; i < end; i++) {
+			uint64_t old = t->latest[idx + i];
+			t->latest[idx + i] = vals[i];
+			changed |= old ^ vals[i];
+			set += (int)((vals[i] & PT_DESC_CONT) != 0) - (int)((old & PT_DESC_CONT) != 0);
+			pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
+		}
+		if (changed & PT_DESC_CONT) {
+			t->ncont[g] = (uint8_t)(t->ncont[g] + set);
+			cont_group_bit(t, g);
+		}
 	}
 	c->stores.n += n;
 	m->sseq = sseq;
@@ -2716,9 +2726,6 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 		unsigned w = i / 64, lo = i % 64, k = idx + n - i < 64 - lo ? idx + n - i : 64 - lo;
 		t->dirty[w] |= (k == 64 ? ~0ull : (1ull << k) - 1) << lo;
 		i += k;
-	}
-	for (; moved; moved &= moved - 1) {
-		cont_group_bit(t, (unsigned)__builtin_ctz(moved));
 	}
 }
 
