@@ -2750,8 +2750,12 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 			 !(m->root_pages.count && is_root_page(m, pa >> PT_PAGE_SHIFT));
 	uint32_t f = one_table ? frame_get(m, pa, true) : PT_NO_FRAME;
 	struct pt_frame *fr = one_table ? make_table(m, f, LEVEL_UNKNOWN) : NULL;
-	for (unsigned i = 0; one_table && fr->level_known && i < n; i++)
-		one_table = !pt_desc_is_table(vals[i], fr->level);
+	/* (a level 3 entry is never a table descriptor: its values need no look) */
+	if (one_table && fr->level_known && fr->level < 3) {
+		int level = fr->level;
+		for (unsigned i = 0; one_table && i < n; i++)
+			one_table = !pt_desc_is_table(vals[i], level);
+	}
 	struct pt_event ev = *first;
 	if (!one_table) {
 		for (unsigned i = 0; i < n; i++) {
