@@ -1107,8 +1107,9 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 							    uint64_t *run_tail)
 {
 	rmap_update(m, old, level, f, idx, false);
-	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called) */
-	if (t->first_pos == NO_POS ||
+	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called;
+	 * a run's rp is a position of t's) */
+	if ((!rp && t->first_pos == NO_POS) ||
 	    (pt_desc_is_leaf(new, level) && pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)))
 		return;
 	uint64_t size = pt_level_size(level);
@@ -1191,10 +1192,9 @@ static inline __attribute__((always_inline)) void set_visible(struct pt_machine 
 							      uint64_t new)
 {
 	t->visible[idx] = new;
-	if ((new & 3) == 3)
-		t->vis_tables[idx / 64] |= 1ull << (idx % 64);
-	else
-		t->vis_tables[idx / 64] &= ~(1ull << (idx % 64));
+	/* (the bit cleared, then set if new is one: no branch) */
+	t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
+				  (uint64_t)((new & 3) == 3) << (idx % 64);
 	m->seq++;
 }
 
@@ -1596,16 +1596,16 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			t->npending[idx]--;
 		if (old != new) {
 			set_visible(m, t, idx, new);
-			if (known) {
+			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes) */
+			if (known && pt_desc_is_leaf(old, level)) {
 				m->applying = s;
-				if (pt_desc_is_leaf(old, level))
-					leaf_gone(m, t, f, idx, old, new, level, by_cpu, rp, prev_tail, &run_tail);
-				if (pt_desc_is_leaf(new, level) && one_call)
-					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
-				else if (pt_desc_is_leaf(new, level))
-					leaf_live(m, t, f, idx, new, level, by_cpu);
+				leaf_gone(m, t, f, idx, old, new, level, by_cpu, rp, prev_tail, &run_tail);
 				m->applying = NULL;
 			}
+			if (known && pt_desc_is_leaf(new, level) && one_call)
+				rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
+			else if (known && pt_desc_is_leaf(new, level))
+				leaf_live(m, t, f, idx, new, level, by_cpu);
 		}
 		t->vis_sseq[idx] = s->sseq;
 	}
