@@ -555,24 +555,35 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 	mo->cont_and &= d;
 }
 
+/* What span_steps() finds of a span d[0..cnt), of the entries w[0..cnt) it replaces and of
+ * their visible values v[0..cnt) */
+struct span {
+	uint64_t any, wany, vany;	/* the OR of d's entries, of w's, of v's */
+	bool steps, wsteps;		/* d's entries step, w's entries step */
+};
+
 /*
- * One pass over a span d[0..cnt) (cnt >= 1): true when its entries are d[0] + j * size, the
+ * One pass over a span d[0..cnt) (cnt >= 1), and w and v, which the caller reads in the same
+ * pass (either may be d).  The entries of a span step when they are d[0] + j * size, the
  * level's size apart, with no carry out of the output address (the bits outside it stay d[0]'s
- * up to the last: they only grow).  *any gets the OR of the entries, and *both the OR of them
- * and of w[0..cnt), which the caller has read in the same pass (w may be d).
+ * up to the last: they only grow).
  */
-static inline __attribute__((always_inline)) bool span_steps(const uint64_t *d, const uint64_t *w, unsigned cnt,
-							      uint64_t size, uint64_t *any, uint64_t *both)
+static inline __attribute__((always_inline)) void span_steps(const uint64_t *d, const uint64_t *w, const uint64_t *v,
+							      unsigned cnt, uint64_t size, struct span *s)
 {
-	uint64_t a = 0, b = 0, other = 0, x = d[0];
-	for (unsigned j = 0; j < cnt; j++, x += size) {
+	uint64_t a = 0, b = 0, c = 0, other = 0, wother = 0, x = d[0], y = w[0];
+	for (unsigned j = 0; j < cnt; j++, x += size, y += size) {
 		a |= d[j];
 		b |= w[j];
+		c |= v[j];
 		other |= d[j] ^ x;
+		wother |= w[j] ^ y;
 	}
-	*any = a;
-	*both = a | b;
-	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+	s->any = a;
+	s->wany = b;
+	s->vany = c;
+	s->steps = !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+	s->wsteps = !wother && !(((y - size) ^ w[0]) & ~PT_DESC_OA_MASK);
 }
 
 /*
@@ -601,9 +612,9 @@ static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, 
 static inline void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt,
 				   unsigned level, uint64_t size)
 {
-	uint64_t any, both;
-	bool steps = span_steps(d, d, cnt, size, &any, &both);
-	memo_add_span(mo, d, i0, cnt, level, size, any, steps);
+	struct span sp;
+	span_steps(d, d, d, cnt, size, &sp);
+	memo_add_span(mo, d, i0, cnt, level, size, sp.any, sp.steps);
 }
 
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
@@ -1131,10 +1142,12 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
  * group it touches are among its leaves before the run and the run's new ones; when those all
  * agree (no CONT leaf, or all CONT with one set of attributes and one aligned base) so does
  * every subset of them, and cont_group_ok_store() finds each store's group consistent.  (The
- * cont memo it would update is a cache: it is checked against the entries before use.)
+ * cont memo it would update is a cache: it is checked against the entries before use.)  When
+ * true, *ors has the ORs of the run's new values, of the entries they replace and of those
+ * entries' visible values (visible: the visible values of entries idx..).
  */
 static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals,
-			     uint32_t *touched)
+			     const uint64_t *visible, uint32_t *touched, struct span *ors)
 {
 	const struct store_run *r = &c->run;
 	const unsigned gn = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
@@ -1142,14 +1155,18 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 	_Static_assert(PT_PTRS / PT_CONT_PTES <= 32 && PT_CONT_PTES == PT_CONT_PMDS, "a group per bit");
 	const uint64_t *old = r->latest + r->idx;
 	uint32_t t = 0;
+	*ors = (struct span){ 0 };
 	for (unsigned g = r->idx / gn; g <= (r->idx + n - 1) / gn; g++) {
 		const uint64_t *e = r->latest + g * gn;
 		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
 		unsigned cnt = (k1 < n ? k1 : n) - k0;
-		/* the run's new values for the group, and with them (cont) its old ones */
-		uint64_t vany, cont;
-		bool steps = span_steps(vals + k0, old + k0, cnt, size, &vany, &cont);
-		if (cont & PT_DESC_CONT)
+		/* the run's new values for the group, its old ones and their visible values */
+		struct span sp;
+		span_steps(vals + k0, old + k0, visible + k0, cnt, size, &sp);
+		ors->any |= sp.any;
+		ors->wany |= sp.wany;
+		ors->vany |= sp.vany;
+		if ((sp.any | sp.wany) & PT_DESC_CONT)
 			t |= 1u << g;
 		else if (!pt_machine_cont_group(m, r->frame, g))
 			continue;	/* no CONT entry in the group, before or after any store */
@@ -1159,8 +1176,12 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		u.nleaf = 0;
 		u.attrs = u.base = u.diff = u.cont_or = 0;
 		u.cont_and = PT_DESC_CONT;
-		memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
-		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, vany, steps);
+		/* the group's entries before the run: the old ones the span read, when it is whole */
+		if (cnt == gn)
+			memo_add_span(&u, e, 0, gn, (unsigned)r->level, size, sp.wany, sp.wsteps);
+		else
+			memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
+		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, sp.any, sp.steps);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
@@ -1244,12 +1265,25 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	if (ti->found && pt_machine_has_lock_rules(m))
 		return false;		/* check_lock_rule() at every store */
 
+	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the
+	 * run, and the ORs of its new values, of the entries they replace and of those entries'
+	 * visible values (not known below level 2: all bits taken as set) */
+	uint32_t touched = 0;
+	struct span ors = { UINT64_MAX, UINT64_MAX, UINT64_MAX, false, false };
+	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, visible, &touched, &ors))
+		return false;
+
 	/* store_checks(): none asks anything of a store of an invalid entry but I12 and I8; of a
 	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
-	 * and (below level 3) without stale positions */
+	 * and (below level 3) without stale positions.  A live change needs a valid old value
+	 * where the new one is valid, check_make()'s "break-not-visible" a valid visible one
+	 * (with a position): when the ORs say no entry has both, the stores past the first leaf
+	 * ask nothing, and a run of no valid value nothing at all. */
 	bool walks = level != 3 && pt_machine_nstale_pos(m), leaf_asked = false;
-	for (unsigned k = 0; k < n; k++) {
+	bool made = ors.any & PT_DESC_VALID;
+	bool each = (ors.any & ors.wany & PT_DESC_VALID) || (ti->found && (ors.any & ors.vany & PT_DESC_VALID));
+	for (unsigned k = 0; made && k < n && (each || !leaf_asked); k++) {
 		uint64_t o = old[k], v = vals[k];
 		if (!pt_desc_valid(v))
 			continue;
@@ -1284,10 +1318,6 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	for (unsigned k = 0; unmaps && k < n; k++)
 		if (pt_desc_is_table(old[k], level))
 			return false;
-	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the run */
-	uint32_t touched = 0;
-	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, &touched))
-		return false;
 	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
 	if (ti->found && !check_lock_held(c, cpu, f, level, ti))
 		return false;
