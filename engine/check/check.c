@@ -215,6 +215,9 @@ struct pt_checker {
 	struct cpu_state *cpu;
 	unsigned ncpu, capcpu;
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
+	/* bit k: cpu[k] may hold a record (a group or a snapshot; none where it is clear): the scans
+	 * of the records of all CPUs skip the others, which hold nothing to find */
+	uint64_t held;
 	/* [snap_lo, snap_hi): the VAs of every snapshot taken since none was held (an end of 0: past
 	 * the top of the VA space, a snapshot no store overlaps); a store outside it marks none
 	 * foreign (unmap_foreign_store()) */
@@ -347,6 +350,15 @@ static unsigned cur_cpu(struct pt_checker *c)
 {
 	const struct pt_event *ev = pt_machine_current_event(c->m);
 	return ev ? ev->cpu : 0;
+}
+
+/* The first CPU from k on that may hold a record (c->held), or one past the last CPU: for the
+ * scans of the records of all CPUs, in the order of the CPUs. */
+static inline unsigned held_from(const struct pt_checker *c, unsigned k)
+{
+	_Static_assert(PT_MAX_CPUS <= 64, "a CPU per bit of held");
+	uint64_t h = k < 64 ? c->held >> k : 0;
+	return h ? k + (unsigned)__builtin_ctzll(h) : c->ncpu;
 }
 
 static void stale_from_fact(struct pt_stale *s, const struct pt_fact *f)
@@ -1064,6 +1076,7 @@ static bool group_hold(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	struct group_ref g = { op->id, f, (uint16_t)group, (uint8_t)level };
 	cs->group_hint = cs->ngroups;
 	cs->groups[cs->ngroups++] = g;
+	c->held |= 1ull << cpu;
 	return true;
 }
 
@@ -1082,6 +1095,7 @@ static void group_hold_run(struct pt_checker *c, unsigned cpu, const struct pt_o
 		struct group_ref g = { op->id, f, (uint16_t)__builtin_ctz(groups), (uint8_t)level };
 		cs->group_hint = cs->ngroups;
 		cs->groups[cs->ngroups++] = g;
+		c->held |= 1ull << cpu;
 	}
 }
 
@@ -1236,7 +1250,7 @@ static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi
  * unmap_foreign_store() marks none of them for a store of by_op. */
 static bool snaps_all_own(const struct pt_checker *c, uint32_t by_op)
 {
-	for (unsigned k = 0; k < c->ncpu; k++)
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1))
 		for (unsigned i = 0; i < c->cpu[k].nsnap; i++)
 			if (c->cpu[k].snap[i].op != by_op && !c->cpu[k].snap[i].foreign)
 				return false;
@@ -2024,7 +2038,7 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const struct tinfo *ti, uint64_t va,
 				uint64_t size)
 {
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++) {
 			struct snap_leaf *s = &cs->snap[i];
@@ -2074,6 +2088,8 @@ static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *
 		empty = false;
 	}
 	c->nsnap_all += cs->nsnap - before;
+	if (cs->nsnap > before)
+		c->held |= 1ull << cpu;
 }
 
 static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
@@ -2162,7 +2178,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 		       (unsigned long long)(x.va < start ? start : x.va), x.level);
 		return;
 	}
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		const struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++)
 			if (cs->snap[i].op == op->id && !cs->snap[i].foreign &&
@@ -2182,7 +2198,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
  */
 static bool group_taken_over(const struct pt_checker *c, const struct group_ref *g)
 {
-	for (unsigned k = 0; k < c->ncpu; k++)
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1))
 		for (unsigned i = 0; i < c->cpu[k].ngroups; i++) {
 			const struct group_ref *h = &c->cpu[k].groups[i];
 			if (h->op != g->op && h->frame == g->frame && h->group == g->group && h->level == g->level &&
@@ -2205,6 +2221,12 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 	const unsigned n = PT_CONT_PTES;
 	const uint64_t leaf = level == 3 ? 3 : 1;	/* bits[1:0] of a page, of a block */
 	uint64_t attrs = cont_attrs(e[0], true), base = pt_desc_oa(e[0]), diff = 0;
+	/* a group whose entries step (set_ptes() of a folio): each is e[0] but for its output
+	 * address, e[0]'s + i * size, so the pass below finds each the same as e[0] */
+	struct span sp;
+	span_steps(e, e, e, n, size, &sp);
+	if (sp.steps)
+		return (e[0] & 3) == leaf && (e[0] & PT_DESC_CONT) && !(base & (n * size - 1));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[i];
 		diff |= (cont_attrs(d, true) ^ attrs) | ((pt_desc_oa(d) - i * size) ^ base) | ((d & 3) ^ leaf) | (~d & PT_DESC_CONT);
@@ -2217,7 +2239,7 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		for (unsigned i = 0; i < c->cpu[k].ngroups; i++) {
 			const struct group_ref *g = &c->cpu[k].groups[i];
 			const struct pt_frame *fr = pt_machine_frame(m, g->frame);
@@ -2247,7 +2269,7 @@ static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opc
 /* The end of an operation: drop what it recorded, wherever it ran. */
 static void op_records_drop(struct pt_checker *c, uint32_t id)
 {
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		struct cpu_state *cs = &c->cpu[k];
 		unsigned keep = 0;
 		for (unsigned i = 0; i < cs->ngroups; i++)
@@ -2260,6 +2282,8 @@ static void op_records_drop(struct pt_checker *c, uint32_t id)
 				cs->snap[keep++] = cs->snap[i];
 		c->nsnap_all -= cs->nsnap - keep;
 		cs->nsnap = keep;
+		if (!cs->ngroups && !cs->nsnap)
+			c->held &= ~(1ull << k);
 	}
 }
 
@@ -2527,6 +2551,7 @@ static void cpus_reset(struct pt_checker *c, unsigned ncpus)
 	}
 	c->ncpu = ncpus;
 	c->nsnap_all = 0;
+	c->held = 0;
 }
 
 struct pt_checker *pt_checker_new(struct pt_machine *m)
