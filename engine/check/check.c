@@ -266,7 +266,7 @@ struct pt_checker {
 		 * operation (0: none yet): the run's operation and the groups stay while it lasts, so
 		 * the next stores to that group need not look it up again */
 		unsigned group_held;
-		/* check_lock() / unmap_store() found nothing to do for the run's stores, nor can they
+		/* check_lock() / unmap_stores() found nothing to do for the run's stores, nor can they
 		 * until it ends: the locks, the lock memo, the operation and the I8 snapshots stay */
 		bool lock_quiet, unmap_quiet;
 	} run;
@@ -839,8 +839,8 @@ static bool check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 	return false;
 }
 
-static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
-			unsigned level);
+static void unmap_stores(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, const uint64_t *old,
+			 unsigned n, uint64_t va, unsigned level);
 static bool is_unmap(const struct pt_opctx *op);
 static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu);
 static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx);
@@ -996,7 +996,7 @@ static inline __attribute__((always_inline)) void store_checks(struct pt_checker
 
 	/* I8: what an unmap removes outside its range */
 	if (!c->run.unmap_quiet)
-		unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
+		unmap_stores(c, cpu, ti, &old, 1, ti->va + idx * pt_level_size(level), level);
 }
 
 /* A run of stores to one table (pt_machine_write_run()): during it the table's level, positions
@@ -1015,7 +1015,7 @@ static void run_begin(struct pt_checker *c, struct pt_machine *m, uint32_t f, un
 		return;		/* its stores' hooks return at once */
 	table_info(c, f, &r->ti);
 	r->lock_quiet = false;
-	/* outside an unmap, with no I8 snapshot held, unmap_store() does nothing, and none of the
+	/* outside an unmap, with no I8 snapshot held, unmap_stores() does nothing, and none of the
 	 * run's stores takes a snapshot */
 	r->unmap_quiet = !c->nsnap_all && !is_unmap(pt_machine_op(m, cpu));
 	r->latest = pt_machine_table_latest(m, f);
@@ -1029,26 +1029,31 @@ static __attribute__((noinline)) void run_store_checks(struct pt_checker *c, str
 	store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
 }
 
+/* May store_checks() judge anything of the run's store old -> new?  Not if the table's level is
+ * unknown; and into a table with no position and no kernel's (one being filled before it is
+ * hooked, as a THP split's) it judges only a live change: the common store of such a run is
+ * asked that here, without its frame. */
+static inline bool run_store_asks(const struct store_run *r, uint64_t old, uint64_t new)
+{
+	return r->level_known &&
+	       (r->ti.found || r->ti.kernel || (pt_desc_valid(old) && pt_desc_valid(new) && old != new));
+}
+
 static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
 						   uint64_t new)
 {
 	struct pt_checker *c = ctx;
-	const struct store_run *r = &c->run;
-	if (!r->level_known)
-		return;
-	/* into a table with no position and no kernel's (one being filled before it is hooked, as
-	 * a THP split's), store_checks() judges only a live change: the common store of such a run
-	 * is asked that here, without its frame */
-	if (!r->ti.found && !r->ti.kernel && !(pt_desc_valid(old) && pt_desc_valid(new) && old != new))
-		return;
-	run_store_checks(c, m, k, old, new);
+	if (run_store_asks(&c->run, old, new))
+		run_store_checks(c, m, k, old, new);
 }
 
 /* A store outside a run is a run of one (its pt_stored follows with nothing between). */
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
-	run_begin(ctx, m, f, idx, cur_cpu(ctx));
-	on_run_store(ctx, m, 0, old, new);
+	struct pt_checker *c = ctx;
+	run_begin(c, m, f, idx, cur_cpu(c));
+	if (run_store_asks(&c->run, old, new))
+		run_store_checks(c, m, 0, old, new);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -1239,7 +1244,7 @@ static bool run_leaf_ok(struct pt_checker *c, struct pt_machine *m, uint32_t f, 
 	return !walks && (!pt_machine_nfacts(m) || leaf_facts_none(c, m, f, idx, n, level));
 }
 
-/* unmap_store() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
+/* unmap_stores() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
  * range it leaves alone where that rounded end does not pass the top of the VA space. */
 static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi)
 {
@@ -1320,9 +1325,9 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 
 	/* I8: in an unmap the run is inside its range, so none of its stores takes a snapshot,
 	 * and no snapshot held is one unmap_foreign_store() would mark (none meets the run's VAs,
-	 * or all are the run's operation's own): unmap_store() does nothing at any store.  Else
-	 * it is called store by store, unless it would read what a table descriptor it clears
-	 * points to (perhaps this very table). */
+	 * or all are the run's operation's own): unmap_stores() does nothing at any store.  Else
+	 * it is called for the run's stores, unless it would read what a table descriptor it
+	 * clears points to (perhaps this very table). */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	uint64_t size = pt_level_size(level), lo = ti->va + idx * size, hi = lo + n * size;
 	bool unmaps = ti->found && !r->unmap_quiet &&
@@ -1337,8 +1342,8 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 		return false;
 
 	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
-	for (unsigned k = 0; unmaps && k < n; k++)
-		unmap_store(c, cpu, ti, old[k], lo + k * size, level);
+	if (unmaps)
+		unmap_stores(c, cpu, ti, old, n, lo, level);
 	if (r->level >= 2 && op->open && touched)
 		group_hold_run(c, cpu, op, f, touched, r->level);
 	return true;
@@ -2054,42 +2059,48 @@ static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const stru
 /*
  * I8 bookkeeping at each store of an unmap: what it removes outside its range (a block or
  * contpte group torn down whole, a table unhooked while it still maps pages outside) must
- * still be mapped the same way when the unmap returns.
+ * still be mapped the same way when the unmap returns.  The stores of old[k] at va + k * size
+ * (k < n) of a table of level `level`, in order, by cpu: no event comes between them, so the
+ * CPU's operation is the same for each.
  */
-static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
-			unsigned level)
+static void unmap_stores(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, const uint64_t *old,
+			 unsigned n, uint64_t va, unsigned level)
 {
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
 	uint64_t size = pt_level_size(level);
-	if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
-		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
-	if (!pt_desc_valid(old) || !is_unmap(op))
-		return;
+	uint32_t by_op = op->open ? op->id : 0;
+	bool unmapping = is_unmap(op);
 	/* the kernel unmaps whole pages: the length rounds up */
 	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull;
-	if (va >= lo && va + size <= hi)
-		return;		/* entirely inside: what the unmap is for */
 	struct cpu_state *cs = &c->cpu[cpu];
-	unsigned before = cs->nsnap;
-	if (pt_desc_is_leaf(old, level)) {
-		snap_leaf(cs, op, va, level, old);
-	} else if (pt_desc_is_table(old, level)) {
-		uint32_t child = pt_machine_lookup(c->m, oa(c->m, old));
-		if (child != PT_NO_FRAME)
-			subtree_outside(c, cs, op, child, va, lo, hi);
+	for (unsigned k = 0; k < n; k++, va += size) {
+		if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
+			unmap_foreign_store(c, by_op, ti, va, size);
+		if (!pt_desc_valid(old[k]) || !unmapping)
+			continue;
+		if (va >= lo && va + size <= hi)
+			continue;	/* entirely inside: what the unmap is for */
+		unsigned before = cs->nsnap;
+		if (pt_desc_is_leaf(old[k], level)) {
+			snap_leaf(cs, op, va, level, old[k]);
+		} else if (pt_desc_is_table(old[k], level)) {
+			uint32_t child = pt_machine_lookup(c->m, oa(c->m, old[k]));
+			if (child != PT_NO_FRAME)
+				subtree_outside(c, cs, op, child, va, lo, hi);
+		}
+		bool empty = !c->nsnap_all;
+		for (unsigned i = before; i < cs->nsnap; i++) {
+			uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
+			if (!s_hi)
+				continue;	/* unmap_foreign_store() finds no store below its end */
+			c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
+			c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
+			empty = false;
+		}
+		c->nsnap_all += cs->nsnap - before;
+		if (cs->nsnap > before)
+			c->held |= 1ull << cpu;
 	}
-	bool empty = !c->nsnap_all;
-	for (unsigned i = before; i < cs->nsnap; i++) {
-		uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
-		if (!s_hi)
-			continue;	/* unmap_foreign_store() finds no store below its end */
-		c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
-		c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
-		empty = false;
-	}
-	c->nsnap_all += cs->nsnap - before;
-	if (cs->nsnap > before)
-		c->held |= 1ull << cpu;
 }
 
 static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
