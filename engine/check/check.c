@@ -236,6 +236,13 @@ struct pt_checker {
 	} free_memo;
 	/* the last page_free of fewer than 16 pages: its event and the PA after its pages */
 	uint64_t free_run_event, free_run_next;
+	/* [lo, hi): the PAs that the valid pending stores into tables of a known level hook or map
+	 * (pending_span()), all of them within it, found at a page_free (free_store_pending()) */
+	struct pend_memo {
+		bool valid;
+		uint64_t event;		/* pt_machine_event_index() of the page_free that used it last */
+		uint64_t lo, hi;
+	} pend_memo;
 	/* whether a stale fact overlaps the VAs of a table that stores went to last ([lo, hi]), for the
 	 * stores of a run to it (facts_none_near()) */
 	struct facts_memo {
@@ -1662,25 +1669,68 @@ static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, st
 	return true;
 }
 
+/* The PAs [*o, *o + *size) that pending store i of cpu k hooks or maps, and its table frame:
+ * false for a store of an invalid value, or into a table of unknown level (neither). */
+static inline bool pending_span(struct pt_machine *m, unsigned k, uint32_t i, uint32_t *pf, uint64_t *o,
+				uint64_t *size)
+{
+	unsigned idx;
+	uint64_t val;
+	pt_machine_pending(m, k, i, pf, &idx, &val);
+	if (!pt_desc_valid(val))
+		return false;
+	const struct pt_frame *pfr = pt_machine_frame(m, *pf);
+	if (!pfr->level_known)
+		return false;
+	*size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
+	*o = oa(m, val);
+	return true;
+}
+
+/*
+ * May a pending store hook or map pa, freed by the page_free now applied?  The pend memo
+ * answers when it was made or used at this event or the one just before: page_free events
+ * that follow each other with nothing between add no store, drain none, and a frame's release
+ * only drops leaves, positions and the levels of frames, so the spans of the pending stores
+ * stay within those it found.
+ */
+static bool pending_may_map(struct pt_checker *c, struct pt_machine *m, uint64_t pa)
+{
+	const struct pt_event *ev = pt_machine_current_event(m);
+	struct pend_memo *pm = &c->pend_memo;
+	uint64_t e = pt_machine_event_index(m);
+	if (!ev || ev->kind != PT_EV_PAGE_FREE)
+		return true;
+	if (!pm->valid || (pm->event != e && pm->event + 1 != e)) {
+		*pm = (struct pend_memo){ true, e, UINT64_MAX, 0 };
+		for (unsigned k = 0; k < pt_machine_cpus(m); k++)
+			for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
+				uint32_t pf;
+				uint64_t o, size;
+				if (!pending_span(m, k, i, &pf, &o, &size))
+					continue;
+				pm->lo = o < pm->lo ? o : pm->lo;
+				pm->hi = o + size > pm->hi ? o + size : pm->hi;
+			}
+	}
+	pm->event = e;
+	return pa >= pm->lo && pa < pm->hi;
+}
+
 /* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
  * maps the frame may have been walked and cached.  True if it reported.  (The tests of a pending
  * store have no side effects: the cheapest go first, a clear fails the first.) */
 static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
 {
 	uint64_t pa = pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT;
+	if (!pending_may_map(c, m, pa))
+		return false;
 	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
 		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
 			uint32_t pf;
-			unsigned idx;
-			uint64_t val;
-			pt_machine_pending(m, k, i, &pf, &idx, &val);
-			if (!pt_desc_valid(val))
+			uint64_t o, size;
+			if (!pending_span(m, k, i, &pf, &o, &size))
 				continue;
-			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known)
-				continue;
-			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			uint64_t o = oa(m, val);
 			if (pa < o || pa >= o + size || pt_machine_first_pos(m, pf) == UINT32_MAX)
 				continue;
 			if (free_store_report(c, m, f, cpu, k, i))
@@ -1805,14 +1855,9 @@ static __attribute__((noinline)) const struct free_memo *free_memo_make(struct p
 	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
 		for (uint32_t i = 0; i < pt_machine_npending(m, k) && !fm->pending; i++) {
 			uint32_t pf;
-			unsigned idx;
-			uint64_t val;
-			pt_machine_pending(m, k, i, &pf, &idx, &val);
-			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known || !pt_desc_valid(val))
-				continue;
-			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			fm->pending = oa(m, val) < hi && lo < oa(m, val) + size;
+			uint64_t o, size;
+			if (pending_span(m, k, i, &pf, &o, &size))
+				fm->pending = o < hi && lo < o + size;
 		}
 	for (uint32_t i = 0; i < pt_machine_nfacts(m) && !fm->facts; i++) {
 		const struct pt_fact *fa = pt_machine_fact(m, i);
@@ -2589,6 +2634,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->lock_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
 	c->free_run_event = c->free_run_next = 0;	/* as pt_checker_new() leaves them */
+	c->pend_memo.valid = false;
 	c->facts_memo.valid = false;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));
