@@ -1762,6 +1762,27 @@ static inline unsigned chunk_span(uint64_t pfn, unsigned n, unsigned *lo)
 	return n < FCHUNK_FRAMES - *lo ? *lo + n : FCHUNK_FRAMES;
 }
 
+/*
+ * How many of the PT_CONT_PTES slots of chunk c from k on hold no frame (PT_NO_FRAME), if k
+ * starts a group of them that lies below hi and none of the group holds a frame (each holds
+ * PT_NO_FRAME or a lazy page, both with LAZY_PAGE set); -1 if not.  A folio of 64 KiB or more
+ * covers whole groups, which the loops over its pages take at once: a fixed count of slots, so
+ * the compiler makes vector code of these loops.
+ */
+static inline int group_unframed(const struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (k % PT_CONT_PTES || hi - k < PT_CONT_PTES)
+		return -1;
+	const uint32_t *s = &c->idx[k];
+	uint32_t all = ~0u;
+	int none = 0;
+	for (unsigned j = 0; j < PT_CONT_PTES; j++) {
+		all &= s[j];
+		none += s[j] == PT_NO_FRAME;
+	}
+	return all & LAZY_PAGE ? none : -1;
+}
+
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
@@ -1838,6 +1859,17 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 		 * no frame, nor looks one up) */
 		VEC_RESERVE(m->frames, m->nlazy + (hi - lo));
 		for (unsigned k = lo; k < hi; k++, i++) {
+			/* a group without a frame: what the loop does to each of its slots, at once */
+			int none = group_unframed(c, k, hi);
+			if (none >= 0) {
+				uint32_t *s = &c->idx[k];
+				m->nlazy += (unsigned)none;
+				for (unsigned j = 0; j < PT_CONT_PTES; j++)
+					s[j] = tag;
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+				continue;
+			}
 			uint32_t f = c->idx[k];
 			if (f == PT_NO_FRAME)
 				m->nlazy++;
@@ -1880,6 +1912,19 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
+/* The free of the PT_CONT_PTES lazy pages of chunk c from slot k on, if group_unframed() finds
+ * them all lazy (none without a frame): true if so.  (A call of its own: free_pages() is inlined
+ * in the callers of the runs of events, whose loops kept their registers better without it.) */
+static __attribute__((noinline)) bool lazy_group_free(struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (group_unframed(c, k, hi))
+		return false;
+	uint32_t *s = &c->idx[k];
+	for (unsigned j = 0; j < PT_CONT_PTES; j++)
+		s[j] |= LAZY_FREED;
+	return true;
+}
+
 /*
  * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
  * goes, the tables among them released before the next page is judged): a frame made where
@@ -1901,7 +1946,12 @@ static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *
 		for (unsigned k = lo; k < hi; k++, i++) {
 			/* a lazy page is no table: where no hook would see its frame, its free is
 			 * what frame_release() leaves in one without a table, kept as the record's
-			 * values with the state free */
+			 * values with the state free (a group of them at once: lazy_group_free()) */
+			if ((!hook || tables_only) && !(k % PT_CONT_PTES) && lazy_group_free(c, k, hi)) {
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+				continue;
+			}
 			if (c->idx[k] != PT_NO_FRAME && (c->idx[k] & LAZY_PAGE) && (!hook || tables_only)) {
 				c->idx[k] |= LAZY_FREED;
 				continue;
