@@ -1783,6 +1783,19 @@ static inline int group_unframed(const struct frame_chunk *c, unsigned k, unsign
 	return all & LAZY_PAGE ? none : -1;
 }
 
+/* Whether k starts a group of PT_CONT_PTES slots of chunk c below hi that all hold the same: lazy
+ * pages of one folio, none or all freed, or pages without a frame (a frame is in one slot only). */
+static inline bool group_same(const struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (k % PT_CONT_PTES || hi - k < PT_CONT_PTES)
+		return false;
+	const uint32_t *s = &c->idx[k];
+	uint32_t diff = 0;
+	for (unsigned j = 0; j < PT_CONT_PTES; j++)
+		diff |= s[j] ^ s[0];
+	return !diff;
+}
+
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
@@ -2864,6 +2877,11 @@ unsigned pt_machine_data_pages(const struct pt_machine *m, uint64_t pa, unsigned
 			unsigned o, node;
 			if (!slot_data_page(m, c->idx[k], &o, &node) || o != order)
 				return i;
+			/* a group whose slots all hold this one's (a folio's lazy pages): each the same */
+			if (group_same(c, k, hi)) {
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+			}
 		}
 	}
 	return n;
