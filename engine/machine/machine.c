@@ -2469,11 +2469,13 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
 	m->obs_ctx = ctx;
 }
 
-/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds). */
+/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds).  An
+ * arch-level kind (below PT_EV_MMAP, event.h): a bit of a mask, with no test of the range. */
 static bool event_keeps_tables(unsigned kind)
 {
-	return kind == PT_EV_ACCESS || kind == PT_EV_COMMENT || kind == PT_EV_LOCK || kind == PT_EV_UNLOCK ||
-	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
+	const uint64_t keeps = 1ull << PT_EV_ACCESS | 1ull << PT_EV_COMMENT | 1ull << PT_EV_LOCK |
+			       1ull << PT_EV_UNLOCK | 1ull << PT_EV_BEGIN | 1ull << PT_EV_END | 1ull << PT_EV_ISB;
+	return keeps >> kind % 64 & 1;
 }
 
 /* ---- the events without a section of their own ---- */
@@ -2631,10 +2633,11 @@ static inline void events_enter(struct pt_machine *m, const struct pt_event *ev,
  * where it stays within it, or there is no observer) */
 static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
 {
-	m->last_cpu = ev->cpu;
-	struct cpu *c = &m->cpu[ev->cpu];
-	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (c->op.steps += n) > c->op.bound)
-		OBS(m, step, ev->cpu, &c->op);
+	unsigned cpu = ev->cpu;
+	struct pt_opctx *op = &m->cpu[cpu].op;	/* (its address once: the compiler made it twice) */
+	m->last_cpu = cpu;
+	if (op->open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
+		OBS(m, step, cpu, op);
 	m->event_index += n;
 	m->cur = NULL;
 }
