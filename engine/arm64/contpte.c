@@ -253,7 +253,7 @@ static bool contpte_set_ptes_run(struct mm_model *mm, struct mm_thread *t, uint6
 		addr = next;
 		pa += (uint64_t)n << PAGE_SHIFT;
 	} while (addr != end);
-	return mm_write_run(mm, t, ptep, run, nr, /* steps= */chunks + nr);
+	return mm_write_run(mm, t, ptep, run, nr, /* steps= */chunks + nr, /* reads= */0);
 }
 
 void contpte_set_ptes(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t addr, uint64_t ptep,

@@ -17,15 +17,18 @@ void emit_pte_barriers(struct mm_model *mm, struct mm_thread *t)
 	mm_isb(mm, t);
 }
 
-void queue_pte_barriers(struct mm_model *mm, struct mm_thread *t)
+bool pte_barriers_deferred(const struct mm_model *mm, const struct mm_thread *t)
 {
 	/* in interrupt context the interrupted thread may be in lazy mode: emit now
 	 * (Catalin Marinas' counter-example on seed 000 #11) */
-	if (t->irq_depth && !mm_variant(mm, MMV_LAZY_MMU_IRQ)) {
-		emit_pte_barriers(mm, t);
-		return;
-	}
-	if (t->lazy_mmu) {
+	if (t->irq_depth && !mm_variant(mm, MMV_LAZY_MMU_IRQ))
+		return false;
+	return t->lazy_mmu;
+}
+
+void queue_pte_barriers(struct mm_model *mm, struct mm_thread *t)
+{
+	if (pte_barriers_deferred(mm, t)) {
 		t->lazy_pending = true;
 		return;
 	}

@@ -215,6 +215,9 @@ struct pt_checker {
 	struct cpu_state *cpu;
 	unsigned ncpu, capcpu;
 	unsigned nsnap_all;		/* I8 snapshots held, all CPUs together */
+	/* bit k: cpu[k] may hold a record (a group or a snapshot; none where it is clear): the scans
+	 * of the records of all CPUs skip the others, which hold nothing to find */
+	uint64_t held;
 	/* [snap_lo, snap_hi): the VAs of every snapshot taken since none was held (an end of 0: past
 	 * the top of the VA space, a snapshot no store overlaps); a store outside it marks none
 	 * foreign (unmap_foreign_store()) */
@@ -233,6 +236,13 @@ struct pt_checker {
 	} free_memo;
 	/* the last page_free of fewer than 16 pages: its event and the PA after its pages */
 	uint64_t free_run_event, free_run_next;
+	/* [lo, hi): the PAs that the valid pending stores into tables of a known level hook or map
+	 * (pending_span()), all of them within it, found at a page_free (free_store_pending()) */
+	struct pend_memo {
+		bool valid;
+		uint64_t event;		/* pt_machine_event_index() of the page_free that used it last */
+		uint64_t lo, hi;
+	} pend_memo;
 	/* whether a stale fact overlaps the VAs of a table that stores went to last ([lo, hi]), for the
 	 * stores of a run to it (facts_none_near()) */
 	struct facts_memo {
@@ -263,7 +273,7 @@ struct pt_checker {
 		 * operation (0: none yet): the run's operation and the groups stay while it lasts, so
 		 * the next stores to that group need not look it up again */
 		unsigned group_held;
-		/* check_lock() / unmap_store() found nothing to do for the run's stores, nor can they
+		/* check_lock() / unmap_stores() found nothing to do for the run's stores, nor can they
 		 * until it ends: the locks, the lock memo, the operation and the I8 snapshots stay */
 		bool lock_quiet, unmap_quiet;
 	} run;
@@ -347,6 +357,15 @@ static unsigned cur_cpu(struct pt_checker *c)
 {
 	const struct pt_event *ev = pt_machine_current_event(c->m);
 	return ev ? ev->cpu : 0;
+}
+
+/* The first CPU from k on that may hold a record (c->held), or one past the last CPU: for the
+ * scans of the records of all CPUs, in the order of the CPUs. */
+static inline unsigned held_from(const struct pt_checker *c, unsigned k)
+{
+	_Static_assert(PT_MAX_CPUS <= 64, "a CPU per bit of held");
+	uint64_t h = k < 64 ? c->held >> k : 0;
+	return h ? k + (unsigned)__builtin_ctzll(h) : c->ncpu;
 }
 
 static void stale_from_fact(struct pt_stale *s, const struct pt_fact *f)
@@ -555,24 +574,38 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 	mo->cont_and &= d;
 }
 
+/* What span_steps() finds of a span d[0..cnt), of the entries w[0..cnt) it replaces and of
+ * their visible values v[0..cnt) */
+struct span {
+	uint64_t any, wany, vany;	/* the OR of d's entries, of w's, of v's */
+	bool steps, wsteps;		/* d's entries step, w's entries step */
+};
+
 /*
- * One pass over a span d[0..cnt) (cnt >= 1): true when its entries are d[0] + j * size, the
+ * One pass over a span d[0..cnt) (cnt >= 1), and w and v, which the caller reads in the same
+ * pass (either may be d).  The entries of a span step when they are d[0] + j * size, the
  * level's size apart, with no carry out of the output address (the bits outside it stay d[0]'s
- * up to the last: they only grow).  *any gets the OR of the entries, and *both the OR of them
- * and of w[0..cnt), which the caller has read in the same pass (w may be d).
+ * up to the last: they only grow).
  */
-static inline __attribute__((always_inline)) bool span_steps(const uint64_t *d, const uint64_t *w, unsigned cnt,
-							      uint64_t size, uint64_t *any, uint64_t *both)
+static inline __attribute__((always_inline)) void span_steps(const uint64_t *d, const uint64_t *w, const uint64_t *v,
+							      unsigned cnt, uint64_t size, struct span *s)
 {
-	uint64_t a = 0, b = 0, other = 0, x = d[0];
-	for (unsigned j = 0; j < cnt; j++, x += size) {
+	uint64_t a = 0, b = 0, c = 0, other = 0, wother = 0, x = d[0], y = w[0];
+	/* four entries a turn: the spans are mostly a group of 16, and the loop's own count,
+	 * test and branch cost as much as an entry's ORs (unrolling changes no result) */
+#pragma GCC unroll 4
+	for (unsigned j = 0; j < cnt; j++, x += size, y += size) {
 		a |= d[j];
 		b |= w[j];
+		c |= v[j];
 		other |= d[j] ^ x;
+		wother |= w[j] ^ y;
 	}
-	*any = a;
-	*both = a | b;
-	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+	s->any = a;
+	s->wany = b;
+	s->vany = c;
+	s->steps = !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+	s->wsteps = !wother && !(((y - size) ^ w[0]) & ~PT_DESC_OA_MASK);
 }
 
 /*
@@ -601,9 +634,9 @@ static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, 
 static inline void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt,
 				   unsigned level, uint64_t size)
 {
-	uint64_t any, both;
-	bool steps = span_steps(d, d, cnt, size, &any, &both);
-	memo_add_span(mo, d, i0, cnt, level, size, any, steps);
+	struct span sp;
+	span_steps(d, d, d, cnt, size, &sp);
+	memo_add_span(mo, d, i0, cnt, level, size, sp.any, sp.steps);
 }
 
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
@@ -816,8 +849,8 @@ static bool check_lock(struct pt_checker *c, unsigned cpu, uint32_t f, unsigned 
 	return false;
 }
 
-static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
-			unsigned level);
+static void unmap_stores(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, const uint64_t *old,
+			 unsigned n, uint64_t va, unsigned level);
 static bool is_unmap(const struct pt_opctx *op);
 static bool refill_before_deferred_flush(struct pt_checker *c, uint32_t clearer, bool global, unsigned by_cpu);
 static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned idx);
@@ -973,7 +1006,7 @@ static inline __attribute__((always_inline)) void store_checks(struct pt_checker
 
 	/* I8: what an unmap removes outside its range */
 	if (!c->run.unmap_quiet)
-		unmap_store(c, cpu, ti, old, ti->va + idx * pt_level_size(level), level);
+		unmap_stores(c, cpu, ti, &old, 1, ti->va + idx * pt_level_size(level), level);
 }
 
 /* A run of stores to one table (pt_machine_write_run()): during it the table's level, positions
@@ -992,7 +1025,7 @@ static void run_begin(struct pt_checker *c, struct pt_machine *m, uint32_t f, un
 		return;		/* its stores' hooks return at once */
 	table_info(c, f, &r->ti);
 	r->lock_quiet = false;
-	/* outside an unmap, with no I8 snapshot held, unmap_store() does nothing, and none of the
+	/* outside an unmap, with no I8 snapshot held, unmap_stores() does nothing, and none of the
 	 * run's stores takes a snapshot */
 	r->unmap_quiet = !c->nsnap_all && !is_unmap(pt_machine_op(m, cpu));
 	r->latest = pt_machine_table_latest(m, f);
@@ -1006,26 +1039,31 @@ static __attribute__((noinline)) void run_store_checks(struct pt_checker *c, str
 	store_checks(c, m, r->cpu, r->frame, r->idx + k, (unsigned)r->level, &r->ti, old, new);
 }
 
+/* May store_checks() judge anything of the run's store old -> new?  Not if the table's level is
+ * unknown; and into a table with no position and no kernel's (one being filled before it is
+ * hooked, as a THP split's) it judges only a live change: the common store of such a run is
+ * asked that here, without its frame. */
+static inline bool run_store_asks(const struct store_run *r, uint64_t old, uint64_t new)
+{
+	return r->level_known &&
+	       (r->ti.found || r->ti.kernel || (pt_desc_valid(old) && pt_desc_valid(new) && old != new));
+}
+
 static __attribute__((noinline)) void on_run_store(void *ctx, struct pt_machine *m, unsigned k, uint64_t old,
 						   uint64_t new)
 {
 	struct pt_checker *c = ctx;
-	const struct store_run *r = &c->run;
-	if (!r->level_known)
-		return;
-	/* into a table with no position and no kernel's (one being filled before it is hooked, as
-	 * a THP split's), store_checks() judges only a live change: the common store of such a run
-	 * is asked that here, without its frame */
-	if (!r->ti.found && !r->ti.kernel && !(pt_desc_valid(old) && pt_desc_valid(new) && old != new))
-		return;
-	run_store_checks(c, m, k, old, new);
+	if (run_store_asks(&c->run, old, new))
+		run_store_checks(c, m, k, old, new);
 }
 
 /* A store outside a run is a run of one (its pt_stored follows with nothing between). */
 static void on_pt_store(void *ctx, struct pt_machine *m, uint32_t f, unsigned idx, uint64_t old, uint64_t new)
 {
-	run_begin(ctx, m, f, idx, cur_cpu(ctx));
-	on_run_store(ctx, m, 0, old, new);
+	struct pt_checker *c = ctx;
+	run_begin(c, m, f, idx, cur_cpu(c));
+	if (run_store_asks(&c->run, old, new))
+		run_store_checks(c, m, 0, old, new);
 }
 
 static inline bool group_is(const struct group_ref *g, uint32_t op, uint32_t f, unsigned group)
@@ -1053,6 +1091,7 @@ static bool group_hold(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	struct group_ref g = { op->id, f, (uint16_t)group, (uint8_t)level };
 	cs->group_hint = cs->ngroups;
 	cs->groups[cs->ngroups++] = g;
+	c->held |= 1ull << cpu;
 	return true;
 }
 
@@ -1071,6 +1110,7 @@ static void group_hold_run(struct pt_checker *c, unsigned cpu, const struct pt_o
 		struct group_ref g = { op->id, f, (uint16_t)__builtin_ctz(groups), (uint8_t)level };
 		cs->group_hint = cs->ngroups;
 		cs->groups[cs->ngroups++] = g;
+		c->held |= 1ull << cpu;
 	}
 }
 
@@ -1131,10 +1171,12 @@ static void on_pt_stored(void *ctx, struct pt_machine *m, uint32_t f, unsigned i
  * group it touches are among its leaves before the run and the run's new ones; when those all
  * agree (no CONT leaf, or all CONT with one set of attributes and one aligned base) so does
  * every subset of them, and cont_group_ok_store() finds each store's group consistent.  (The
- * cont memo it would update is a cache: it is checked against the entries before use.)
+ * cont memo it would update is a cache: it is checked against the entries before use.)  When
+ * true, *ors has the ORs of the run's new values, of the entries they replace and of those
+ * entries' visible values (visible: the visible values of entries idx..).
  */
 static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigned n, const uint64_t *vals,
-			     uint32_t *touched)
+			     const uint64_t *visible, uint32_t *touched, struct span *ors)
 {
 	const struct store_run *r = &c->run;
 	const unsigned gn = r->level == 3 ? PT_CONT_PTES : PT_CONT_PMDS;
@@ -1142,14 +1184,18 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 	_Static_assert(PT_PTRS / PT_CONT_PTES <= 32 && PT_CONT_PTES == PT_CONT_PMDS, "a group per bit");
 	const uint64_t *old = r->latest + r->idx;
 	uint32_t t = 0;
+	*ors = (struct span){ 0 };
 	for (unsigned g = r->idx / gn; g <= (r->idx + n - 1) / gn; g++) {
 		const uint64_t *e = r->latest + g * gn;
 		unsigned k0 = g * gn > r->idx ? g * gn - r->idx : 0, k1 = (g + 1) * gn - r->idx;
 		unsigned cnt = (k1 < n ? k1 : n) - k0;
-		/* the run's new values for the group, and with them (cont) its old ones */
-		uint64_t vany, cont;
-		bool steps = span_steps(vals + k0, old + k0, cnt, size, &vany, &cont);
-		if (cont & PT_DESC_CONT)
+		/* the run's new values for the group, its old ones and their visible values */
+		struct span sp;
+		span_steps(vals + k0, old + k0, visible + k0, cnt, size, &sp);
+		ors->any |= sp.any;
+		ors->wany |= sp.wany;
+		ors->vany |= sp.vany;
+		if ((sp.any | sp.wany) & PT_DESC_CONT)
 			t |= 1u << g;
 		else if (!pt_machine_cont_group(m, r->frame, g))
 			continue;	/* no CONT entry in the group, before or after any store */
@@ -1159,8 +1205,12 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		u.nleaf = 0;
 		u.attrs = u.base = u.diff = u.cont_or = 0;
 		u.cont_and = PT_DESC_CONT;
-		memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
-		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, vany, steps);
+		/* the group's entries before the run: the old ones the span read, when it is whole */
+		if (cnt == gn)
+			memo_add_span(&u, e, 0, gn, (unsigned)r->level, size, sp.wany, sp.wsteps);
+		else
+			memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
+		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, sp.any, sp.steps);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
@@ -1204,7 +1254,7 @@ static bool run_leaf_ok(struct pt_checker *c, struct pt_machine *m, uint32_t f, 
 	return !walks && (!pt_machine_nfacts(m) || leaf_facts_none(c, m, f, idx, n, level));
 }
 
-/* unmap_store() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
+/* unmap_stores() rounds an unmap's end up to a page: [op->va, op->va + op->len) is inside the
  * range it leaves alone where that rounded end does not pass the top of the VA space. */
 static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi)
 {
@@ -1215,7 +1265,7 @@ static bool run_inside_unmap(const struct pt_opctx *op, uint64_t lo, uint64_t hi
  * unmap_foreign_store() marks none of them for a store of by_op. */
 static bool snaps_all_own(const struct pt_checker *c, uint32_t by_op)
 {
-	for (unsigned k = 0; k < c->ncpu; k++)
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1))
 		for (unsigned i = 0; i < c->cpu[k].nsnap; i++)
 			if (c->cpu[k].snap[i].op != by_op && !c->cpu[k].snap[i].foreign)
 				return false;
@@ -1244,12 +1294,25 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	if (ti->found && pt_machine_has_lock_rules(m))
 		return false;		/* check_lock_rule() at every store */
 
+	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the
+	 * run, and the ORs of its new values, of the entries they replace and of those entries'
+	 * visible values (not known below level 2: all bits taken as set) */
+	uint32_t touched = 0;
+	struct span ors = { UINT64_MAX, UINT64_MAX, UINT64_MAX, false, false };
+	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, visible, &touched, &ors))
+		return false;
+
 	/* store_checks(): none asks anything of a store of an invalid entry but I12 and I8; of a
 	 * valid one (a leaf, or neither leaf nor table: the run has no table descriptor)
 	 * check_make() asks nothing per position of a leaf made without stale facts near it,
-	 * and (below level 3) without stale positions */
+	 * and (below level 3) without stale positions.  A live change needs a valid old value
+	 * where the new one is valid, check_make()'s "break-not-visible" a valid visible one
+	 * (with a position): when the ORs say no entry has both, the stores past the first leaf
+	 * ask nothing, and a run of no valid value nothing at all. */
 	bool walks = level != 3 && pt_machine_nstale_pos(m), leaf_asked = false;
-	for (unsigned k = 0; k < n; k++) {
+	bool made = ors.any & PT_DESC_VALID;
+	bool each = (ors.any & ors.wany & PT_DESC_VALID) || (ti->found && (ors.any & ors.vany & PT_DESC_VALID));
+	for (unsigned k = 0; made && k < n && (each || !leaf_asked); k++) {
 		uint64_t o = old[k], v = vals[k];
 		if (!pt_desc_valid(v))
 			continue;
@@ -1272,9 +1335,9 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 
 	/* I8: in an unmap the run is inside its range, so none of its stores takes a snapshot,
 	 * and no snapshot held is one unmap_foreign_store() would mark (none meets the run's VAs,
-	 * or all are the run's operation's own): unmap_store() does nothing at any store.  Else
-	 * it is called store by store, unless it would read what a table descriptor it clears
-	 * points to (perhaps this very table). */
+	 * or all are the run's operation's own): unmap_stores() does nothing at any store.  Else
+	 * it is called for the run's stores, unless it would read what a table descriptor it
+	 * clears points to (perhaps this very table). */
 	const struct pt_opctx *op = pt_machine_op(m, cpu);
 	uint64_t size = pt_level_size(level), lo = ti->va + idx * size, hi = lo + n * size;
 	bool unmaps = ti->found && !r->unmap_quiet &&
@@ -1284,17 +1347,13 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	for (unsigned k = 0; unmaps && k < n; k++)
 		if (pt_desc_is_table(old[k], level))
 			return false;
-	/* the CONT groups (of 16 entries at either level) with CONT in an old or new value of the run */
-	uint32_t touched = 0;
-	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, &touched))
-		return false;
 	/* I12: check_lock() of the first store answers for all (and fills the lock memo) */
 	if (ti->found && !check_lock_held(c, cpu, f, level, ti))
 		return false;
 
 	/* nothing reports: what the hooks change, in their order (none of it reads another's) */
-	for (unsigned k = 0; unmaps && k < n; k++)
-		unmap_store(c, cpu, ti, old[k], lo + k * size, level);
+	if (unmaps)
+		unmap_stores(c, cpu, ti, old, n, lo, level);
 	if (r->level >= 2 && op->open && touched)
 		group_hold_run(c, cpu, op, f, touched, r->level);
 	return true;
@@ -1610,25 +1669,68 @@ static __attribute__((noinline)) bool free_store_report(struct pt_checker *c, st
 	return true;
 }
 
+/* The PAs [*o, *o + *size) that pending store i of cpu k hooks or maps, and its table frame:
+ * false for a store of an invalid value, or into a table of unknown level (neither). */
+static inline bool pending_span(struct pt_machine *m, unsigned k, uint32_t i, uint32_t *pf, uint64_t *o,
+				uint64_t *size)
+{
+	unsigned idx;
+	uint64_t val;
+	pt_machine_pending(m, k, i, pf, &idx, &val);
+	if (!pt_desc_valid(val))
+		return false;
+	const struct pt_frame *pfr = pt_machine_frame(m, *pf);
+	if (!pfr->level_known)
+		return false;
+	*size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
+	*o = oa(m, val);
+	return true;
+}
+
+/*
+ * May a pending store hook or map pa, freed by the page_free now applied?  The pend memo
+ * answers when it was made or used at this event or the one just before: page_free events
+ * that follow each other with nothing between add no store, drain none, and a frame's release
+ * only drops leaves, positions and the levels of frames, so the spans of the pending stores
+ * stay within those it found.
+ */
+static bool pending_may_map(struct pt_checker *c, struct pt_machine *m, uint64_t pa)
+{
+	const struct pt_event *ev = pt_machine_current_event(m);
+	struct pend_memo *pm = &c->pend_memo;
+	uint64_t e = pt_machine_event_index(m);
+	if (!ev || ev->kind != PT_EV_PAGE_FREE)
+		return true;
+	if (!pm->valid || (pm->event != e && pm->event + 1 != e)) {
+		*pm = (struct pend_memo){ true, e, UINT64_MAX, 0 };
+		for (unsigned k = 0; k < pt_machine_cpus(m); k++)
+			for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
+				uint32_t pf;
+				uint64_t o, size;
+				if (!pending_span(m, k, i, &pf, &o, &size))
+					continue;
+				pm->lo = o < pm->lo ? o : pm->lo;
+				pm->hi = o + size > pm->hi ? o + size : pm->hi;
+			}
+	}
+	pm->event = e;
+	return pa >= pm->lo && pa < pm->hi;
+}
+
 /* I1: a store not yet followed by a DSB may already be visible: a pending value that hooks or
  * maps the frame may have been walked and cached.  True if it reported.  (The tests of a pending
  * store have no side effects: the cheapest go first, a clear fails the first.) */
 static bool free_store_pending(struct pt_checker *c, struct pt_machine *m, uint32_t f, unsigned cpu)
 {
 	uint64_t pa = pt_machine_frame(m, f)->pfn << PT_PAGE_SHIFT;
+	if (!pending_may_map(c, m, pa))
+		return false;
 	for (unsigned k = 0; k < pt_machine_cpus(m); k++) {
 		for (uint32_t i = 0; i < pt_machine_npending(m, k); i++) {
 			uint32_t pf;
-			unsigned idx;
-			uint64_t val;
-			pt_machine_pending(m, k, i, &pf, &idx, &val);
-			if (!pt_desc_valid(val))
+			uint64_t o, size;
+			if (!pending_span(m, k, i, &pf, &o, &size))
 				continue;
-			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known)
-				continue;
-			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			uint64_t o = oa(m, val);
 			if (pa < o || pa >= o + size || pt_machine_first_pos(m, pf) == UINT32_MAX)
 				continue;
 			if (free_store_report(c, m, f, cpu, k, i))
@@ -1753,14 +1855,9 @@ static __attribute__((noinline)) const struct free_memo *free_memo_make(struct p
 	for (unsigned k = 0; k < pt_machine_cpus(m) && !fm->pending; k++)
 		for (uint32_t i = 0; i < pt_machine_npending(m, k) && !fm->pending; i++) {
 			uint32_t pf;
-			unsigned idx;
-			uint64_t val;
-			pt_machine_pending(m, k, i, &pf, &idx, &val);
-			const struct pt_frame *pfr = pt_machine_frame(m, pf);
-			if (!pfr->level_known || !pt_desc_valid(val))
-				continue;
-			uint64_t size = pt_desc_is_table(val, pfr->level) ? PT_PTRS * 8ull : pt_level_size(pfr->level);
-			fm->pending = oa(m, val) < hi && lo < oa(m, val) + size;
+			uint64_t o, size;
+			if (pending_span(m, k, i, &pf, &o, &size))
+				fm->pending = o < hi && lo < o + size;
 		}
 	for (uint32_t i = 0; i < pt_machine_nfacts(m) && !fm->facts; i++) {
 		const struct pt_fact *fa = pt_machine_fact(m, i);
@@ -1994,7 +2091,7 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const struct tinfo *ti, uint64_t va,
 				uint64_t size)
 {
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++) {
 			struct snap_leaf *s = &cs->snap[i];
@@ -2010,40 +2107,48 @@ static void unmap_foreign_store(struct pt_checker *c, uint32_t by_op, const stru
 /*
  * I8 bookkeeping at each store of an unmap: what it removes outside its range (a block or
  * contpte group torn down whole, a table unhooked while it still maps pages outside) must
- * still be mapped the same way when the unmap returns.
+ * still be mapped the same way when the unmap returns.  The stores of old[k] at va + k * size
+ * (k < n) of a table of level `level`, in order, by cpu: no event comes between them, so the
+ * CPU's operation is the same for each.
  */
-static void unmap_store(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, uint64_t old, uint64_t va,
-			unsigned level)
+static void unmap_stores(struct pt_checker *c, unsigned cpu, const struct tinfo *ti, const uint64_t *old,
+			 unsigned n, uint64_t va, unsigned level)
 {
 	const struct pt_opctx *op = pt_machine_op(c->m, cpu);
 	uint64_t size = pt_level_size(level);
-	if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
-		unmap_foreign_store(c, op->open ? op->id : 0, ti, va, size);
-	if (!pt_desc_valid(old) || !is_unmap(op))
-		return;
+	uint32_t by_op = op->open ? op->id : 0;
+	bool unmapping = is_unmap(op);
 	/* the kernel unmaps whole pages: the length rounds up */
 	uint64_t lo = op->va, hi = (op->va + op->len + 0xfff) & ~0xfffull;
-	if (va >= lo && va + size <= hi)
-		return;		/* entirely inside: what the unmap is for */
 	struct cpu_state *cs = &c->cpu[cpu];
-	unsigned before = cs->nsnap;
-	if (pt_desc_is_leaf(old, level)) {
-		snap_leaf(cs, op, va, level, old);
-	} else if (pt_desc_is_table(old, level)) {
-		uint32_t child = pt_machine_lookup(c->m, oa(c->m, old));
-		if (child != PT_NO_FRAME)
-			subtree_outside(c, cs, op, child, va, lo, hi);
+	for (unsigned k = 0; k < n; k++, va += size) {
+		if (c->nsnap_all && va < c->snap_hi && c->snap_lo < va + size)
+			unmap_foreign_store(c, by_op, ti, va, size);
+		if (!pt_desc_valid(old[k]) || !unmapping)
+			continue;
+		if (va >= lo && va + size <= hi)
+			continue;	/* entirely inside: what the unmap is for */
+		unsigned before = cs->nsnap;
+		if (pt_desc_is_leaf(old[k], level)) {
+			snap_leaf(cs, op, va, level, old[k]);
+		} else if (pt_desc_is_table(old[k], level)) {
+			uint32_t child = pt_machine_lookup(c->m, oa(c->m, old[k]));
+			if (child != PT_NO_FRAME)
+				subtree_outside(c, cs, op, child, va, lo, hi);
+		}
+		bool empty = !c->nsnap_all;
+		for (unsigned i = before; i < cs->nsnap; i++) {
+			uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
+			if (!s_hi)
+				continue;	/* unmap_foreign_store() finds no store below its end */
+			c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
+			c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
+			empty = false;
+		}
+		c->nsnap_all += cs->nsnap - before;
+		if (cs->nsnap > before)
+			c->held |= 1ull << cpu;
 	}
-	bool empty = !c->nsnap_all;
-	for (unsigned i = before; i < cs->nsnap; i++) {
-		uint64_t s_lo = cs->snap[i].va, s_hi = s_lo + pt_level_size(cs->snap[i].level);
-		if (!s_hi)
-			continue;	/* unmap_foreign_store() finds no store below its end */
-		c->snap_lo = empty || s_lo < c->snap_lo ? s_lo : c->snap_lo;
-		c->snap_hi = empty || s_hi > c->snap_hi ? s_hi : c->snap_hi;
-		empty = false;
-	}
-	c->nsnap_all += cs->nsnap - before;
 }
 
 static void on_op_begin(void *ctx, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
@@ -2132,7 +2237,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 		       (unsigned long long)(x.va < start ? start : x.va), x.level);
 		return;
 	}
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		const struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++)
 			if (cs->snap[i].op == op->id && !cs->snap[i].foreign &&
@@ -2152,7 +2257,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
  */
 static bool group_taken_over(const struct pt_checker *c, const struct group_ref *g)
 {
-	for (unsigned k = 0; k < c->ncpu; k++)
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1))
 		for (unsigned i = 0; i < c->cpu[k].ngroups; i++) {
 			const struct group_ref *h = &c->cpu[k].groups[i];
 			if (h->op != g->op && h->frame == g->frame && h->group == g->group && h->level == g->level &&
@@ -2175,6 +2280,12 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 	const unsigned n = PT_CONT_PTES;
 	const uint64_t leaf = level == 3 ? 3 : 1;	/* bits[1:0] of a page, of a block */
 	uint64_t attrs = cont_attrs(e[0], true), base = pt_desc_oa(e[0]), diff = 0;
+	/* a group whose entries step (set_ptes() of a folio): each is e[0] but for its output
+	 * address, e[0]'s + i * size, so the pass below finds each the same as e[0] */
+	struct span sp;
+	span_steps(e, e, e, n, size, &sp);
+	if (sp.steps)
+		return (e[0] & 3) == leaf && (e[0] & PT_DESC_CONT) && !(base & (n * size - 1));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[i];
 		diff |= (cont_attrs(d, true) ^ attrs) | ((pt_desc_oa(d) - i * size) ^ base) | ((d & 3) ^ leaf) | (~d & PT_DESC_CONT);
@@ -2187,7 +2298,7 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		for (unsigned i = 0; i < c->cpu[k].ngroups; i++) {
 			const struct group_ref *g = &c->cpu[k].groups[i];
 			const struct pt_frame *fr = pt_machine_frame(m, g->frame);
@@ -2217,7 +2328,7 @@ static void check_groups(struct pt_checker *c, unsigned cpu, const struct pt_opc
 /* The end of an operation: drop what it recorded, wherever it ran. */
 static void op_records_drop(struct pt_checker *c, uint32_t id)
 {
-	for (unsigned k = 0; k < c->ncpu; k++) {
+	for (unsigned k = held_from(c, 0); k < c->ncpu; k = held_from(c, k + 1)) {
 		struct cpu_state *cs = &c->cpu[k];
 		unsigned keep = 0;
 		for (unsigned i = 0; i < cs->ngroups; i++)
@@ -2230,6 +2341,8 @@ static void op_records_drop(struct pt_checker *c, uint32_t id)
 				cs->snap[keep++] = cs->snap[i];
 		c->nsnap_all -= cs->nsnap - keep;
 		cs->nsnap = keep;
+		if (!cs->ngroups && !cs->nsnap)
+			c->held &= ~(1ull << k);
 	}
 }
 
@@ -2497,6 +2610,7 @@ static void cpus_reset(struct pt_checker *c, unsigned ncpus)
 	}
 	c->ncpu = ncpus;
 	c->nsnap_all = 0;
+	c->held = 0;
 }
 
 struct pt_checker *pt_checker_new(struct pt_machine *m)
@@ -2520,6 +2634,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->lock_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
 	c->free_run_event = c->free_run_next = 0;	/* as pt_checker_new() leaves them */
+	c->pend_memo.valid = false;
 	c->facts_memo.valid = false;
 	c->nopen = 0;
 	cpus_reset(c, pt_machine_cpus(c->m));

@@ -1800,6 +1800,40 @@ static inline unsigned chunk_span(uint64_t pfn, unsigned n, unsigned *lo)
 	return n < FCHUNK_FRAMES - *lo ? *lo + n : FCHUNK_FRAMES;
 }
 
+/*
+ * How many of the PT_CONT_PTES slots of chunk c from k on hold no frame (PT_NO_FRAME), if k
+ * starts a group of them that lies below hi and none of the group holds a frame (each holds
+ * PT_NO_FRAME or a lazy page, both with LAZY_PAGE set); -1 if not.  A folio of 64 KiB or more
+ * covers whole groups, which the loops over its pages take at once: a fixed count of slots, so
+ * the compiler makes vector code of these loops.
+ */
+static inline int group_unframed(const struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (k % PT_CONT_PTES || hi - k < PT_CONT_PTES)
+		return -1;
+	const uint32_t *s = &c->idx[k];
+	uint32_t all = ~0u;
+	int none = 0;
+	for (unsigned j = 0; j < PT_CONT_PTES; j++) {
+		all &= s[j];
+		none += s[j] == PT_NO_FRAME;
+	}
+	return all & LAZY_PAGE ? none : -1;
+}
+
+/* Whether k starts a group of PT_CONT_PTES slots of chunk c below hi that all hold the same: lazy
+ * pages of one folio, none or all freed, or pages without a frame (a frame is in one slot only). */
+static inline bool group_same(const struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (k % PT_CONT_PTES || hi - k < PT_CONT_PTES)
+		return false;
+	const uint32_t *s = &c->idx[k];
+	uint32_t diff = 0;
+	for (unsigned j = 0; j < PT_CONT_PTES; j++)
+		diff |= s[j] ^ s[0];
+	return !diff;
+}
+
 static void for_each_page_frame(struct pt_machine *m, uint64_t pfn, unsigned n,
 				void (*fn)(struct pt_machine *m, uint32_t f, const void *ctx),
 				const void *ctx)
@@ -1876,6 +1910,17 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 		 * no frame, nor looks one up) */
 		VEC_RESERVE(m->frames, m->nlazy + (hi - lo));
 		for (unsigned k = lo; k < hi; k++, i++) {
+			/* a group without a frame: what the loop does to each of its slots, at once */
+			int none = group_unframed(c, k, hi);
+			if (none >= 0) {
+				uint32_t *s = &c->idx[k];
+				m->nlazy += (unsigned)none;
+				for (unsigned j = 0; j < PT_CONT_PTES; j++)
+					s[j] = tag;
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+				continue;
+			}
 			uint32_t f = c->idx[k];
 			if (f == PT_NO_FRAME)
 				m->nlazy++;
@@ -1918,6 +1963,19 @@ static void frame_release(struct pt_machine *m, uint32_t f)
 	fr->latest_space = 0;
 }
 
+/* The free of the PT_CONT_PTES lazy pages of chunk c from slot k on, if group_unframed() finds
+ * them all lazy (none without a frame): true if so.  (A call of its own: free_pages() is inlined
+ * in the callers of the runs of events, whose loops kept their registers better without it.) */
+static __attribute__((noinline)) bool lazy_group_free(struct frame_chunk *c, unsigned k, unsigned hi)
+{
+	if (group_unframed(c, k, hi))
+		return false;
+	uint32_t *s = &c->idx[k];
+	for (unsigned j = 0; j < PT_CONT_PTES; j++)
+		s[j] |= LAZY_FREED;
+	return true;
+}
+
 /*
  * The n = 2^order pages from ev->pa on, freed one by one in order (a checker judges each as it
  * goes, the tables among them released before the next page is judged): a frame made where
@@ -1939,7 +1997,12 @@ static inline __attribute__((always_inline)) bool free_pages(struct pt_machine *
 		for (unsigned k = lo; k < hi; k++, i++) {
 			/* a lazy page is no table: where no hook would see its frame, its free is
 			 * what frame_release() leaves in one without a table, kept as the record's
-			 * values with the state free */
+			 * values with the state free (a group of them at once: lazy_group_free()) */
+			if ((!hook || tables_only) && !(k % PT_CONT_PTES) && lazy_group_free(c, k, hi)) {
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+				continue;
+			}
 			if (c->idx[k] != PT_NO_FRAME && (c->idx[k] & LAZY_PAGE) && (!hook || tables_only)) {
 				c->idx[k] |= LAZY_FREED;
 				continue;
@@ -2444,11 +2507,13 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
 	m->obs_ctx = ctx;
 }
 
-/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds). */
+/* Events that change no table entry, root, frame or store buffer (pt_walk()'s memo holds).  An
+ * arch-level kind (below PT_EV_MMAP, event.h): a bit of a mask, with no test of the range. */
 static bool event_keeps_tables(unsigned kind)
 {
-	return kind == PT_EV_ACCESS || kind == PT_EV_COMMENT || kind == PT_EV_LOCK || kind == PT_EV_UNLOCK ||
-	       kind == PT_EV_BEGIN || kind == PT_EV_END || kind == PT_EV_ISB;
+	const uint64_t keeps = 1ull << PT_EV_ACCESS | 1ull << PT_EV_COMMENT | 1ull << PT_EV_LOCK |
+			       1ull << PT_EV_UNLOCK | 1ull << PT_EV_BEGIN | 1ull << PT_EV_END | 1ull << PT_EV_ISB;
+	return keeps >> kind % 64 & 1;
 }
 
 /* ---- the events without a section of their own ---- */
@@ -2606,10 +2671,11 @@ static inline void events_enter(struct pt_machine *m, const struct pt_event *ev,
  * where it stays within it, or there is no observer) */
 static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
 {
-	m->last_cpu = ev->cpu;
-	struct cpu *c = &m->cpu[ev->cpu];
-	if (c->op.open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (c->op.steps += n) > c->op.bound)
-		OBS(m, step, ev->cpu, &c->op);
+	unsigned cpu = ev->cpu;
+	struct pt_opctx *op = &m->cpu[cpu].op;	/* (its address once: the compiler made it twice) */
+	m->last_cpu = cpu;
+	if (op->open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
+		OBS(m, step, cpu, op);
 	m->event_index += n;
 	m->cur = NULL;
 }
@@ -2863,6 +2929,11 @@ unsigned pt_machine_data_pages(const struct pt_machine *m, uint64_t pa, unsigned
 			unsigned o, node;
 			if (!slot_data_page(m, c->idx[k], &o, &node) || o != order)
 				return i;
+			/* a group whose slots all hold this one's (a folio's lazy pages): each the same */
+			if (group_same(c, k, hi)) {
+				k += PT_CONT_PTES - 1;
+				i += PT_CONT_PTES - 1;
+			}
 		}
 	}
 	return n;

@@ -460,7 +460,7 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	bool fits = nr <= PTRS_PER_PTE;
 	for (uint64_t i = 0; fits && i < nr; i++)
 		run[i] = mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont;
-	if (fits && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0)) {
+	if (fits && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0, /* reads= */0)) {
 		/* the loop below as one run of stores: no other thread runs in between to see the
 		 * reference before the stores are all made */
 		ref_set_run(s, base, nr, page, ref_prot(v->prot));

@@ -267,6 +267,10 @@ void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
  * taken (sched.c). */
 #define PT_SCHED_NONE PT_SCHED_COUNT
 bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n);
+/*! mm_sched_points_last() : the same for n points of kind `on` and nlast of kind `last`, in any
+ * order, but for the last of them, which is of kind `last` (sched.c). */
+bool mm_sched_points_last(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t n, unsigned last,
+			  uint64_t nlast);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */
 void mm_wait_lock(struct mm_model *mm, struct mm_thread *t, enum pt_lock_class cls, uint64_t key, bool write);
 int mm_run_op(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev);
@@ -279,6 +283,9 @@ void mm_sched_free(struct mm_model *mm);
 void mm_sched_reset(struct mm_model *mm);
 /* READ_ONCE of a page-table entry at physical address entry_pa (program order) */
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
+/*! mm_peek() : old[i] = what mm_read() of entry entry_pa + 8 * i gives now, for i < n, without
+ * their scheduling points: only for a run that takes them after (mm_write_run()'s reads). */
+void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n);
 /*! mm_read_until_present() : mm_read() of the entries from entry_pa on until one is not none,
  * at most n.  @return : the index of that one, or n if all n are none. */
 unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, unsigned n);
@@ -315,10 +322,12 @@ bool mm_step(struct mm_model *mm, struct mm_thread *t);
  */
 bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
 		       unsigned n);
-/*! mm_write_run() : the same for n mm_write() calls with `steps` mm_step() calls among them
- * and nothing else (the steps are all taken first, as run one by one they would all succeed). */
+/*! mm_write_run() : the same for n mm_write() calls with `steps` mm_step() calls and `reads`
+ * mm_read() calls among them and nothing else (the steps are all taken first, as run one by one
+ * they would all succeed); the caller has the reads' values from mm_peek() before, as no other
+ * thread can store in between, and none of them is of an entry a store of the run changed. */
 bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
-		  unsigned steps);
+		  unsigned steps, unsigned reads);
 /*! mm_step_clear_run() : the same for __get_and_clear_full_ptes()'s loop: entry 0 read and
  * cleared, then n - 1 (mm_step(), read, clear) of the next ones; old[i] gets what entry i held. */
 bool mm_step_clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, uint64_t *old, unsigned n);
@@ -465,6 +474,8 @@ uint64_t mm_walk_entry(struct mm_model *mm, struct mm_thread *t, struct mm_space
 
 void emit_pte_barriers(struct mm_model *mm, struct mm_thread *t);
 void queue_pte_barriers(struct mm_model *mm, struct mm_thread *t);
+/*! pte_barriers_deferred() : does queue_pte_barriers() now only leave the barriers pending (no event)? */
+bool pte_barriers_deferred(const struct mm_model *mm, const struct mm_thread *t);
 void arch_enter_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);
 void arch_flush_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);
 void arch_leave_lazy_mmu_mode(struct mm_model *mm, struct mm_thread *t);

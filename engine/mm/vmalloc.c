@@ -309,19 +309,57 @@ static int vmap_range_noflush(struct vmap_op *op, uint64_t addr, uint64_t end, u
 	return err;
 }
 
+/*
+ * vmap_pages_pte_range()'s loop over the entries from ptep on, below end, as one run of stores:
+ * each iteration a step and the read that finds its entry none, then set_kernel_pte(), which is
+ * set_ptes_anysz() of one entry: a step, the read of __check_safe_pte_update() (of a none
+ * entry: no warning), the store, and __set_pte_complete(), whose barriers may only be left
+ * pending (lazy MMU mode), with no event.  The run ends before the first entry that is not
+ * none (the loop warns there and stops).  Returns how many entries went, 0 if none did (then
+ * *runs false if no run will go in this loop).
+ */
+static unsigned vmap_pages_pte_run(struct vmap_op *op, uint64_t ptep, uint64_t addr, uint64_t end, bool *runs)
+{
+	struct mm_model *mm = op->mm;
+	uint64_t old[PTRS_PER_PTE], vals[PTRS_PER_PTE];
+	unsigned max = (unsigned)((end - addr) >> PAGE_SHIFT), n = 0;
+	bool barriers = !mm_variant(mm, MMV_SET_PTES_NO_BARRIER), queued = false;
+	mm_peek(mm, ptep, old, max);
+	for (; n < max && pte_none(old[n]); n++) {
+		vals[n] = op->pages[op->nr + n] | op->prot;
+		queued |= barriers && pte_valid_not_user(vals[n]);
+	}
+	if (n < 2)
+		return 0;
+	if ((queued && !pte_barriers_deferred(mm, op->t)) || !mm_write_run(mm, op->t, ptep, vals, n, 2 * n, 2 * n)) {
+		*runs = false;
+		return 0;
+	}
+	if (queued)
+		op->t->lazy_pending = true;	/* queue_pte_barriers() in lazy MMU mode */
+	op->nr += n;
+	return n;
+}
+
 /* vmap_pages_pte_range(): 4K pages of a page array, no contpte (vmap(), small vmalloc) */
 static int vmap_pages_pte_range(struct vmap_op *op, uint64_t pmdp, uint64_t addr, uint64_t end)
 {
 	struct mm_model *mm = op->mm;
 	struct mm_thread *t = op->t;
 	uint64_t table = kernel_table_alloc(op, pmdp, 3);
+	bool runs = true;
 	int err = 0;
 
 	if (!table)
 		return ENOMEM;
 	uint64_t ptep = pt_entry_pa(table, 3, addr);
 	arch_enter_lazy_mmu_mode(mm, t);	/* seed 000 #10 */
+	unsigned n;
 	do {
+		n = runs ? vmap_pages_pte_run(op, ptep, addr, end, &runs) : 0;
+		if (n)
+			continue;	/* n iterations of the loop, as one run */
+		n = 1;
 		if (!mm_step(mm, t))
 			break;
 		if (!pte_none(__ptep_get(mm, t, ptep))) {
@@ -332,7 +370,7 @@ static int vmap_pages_pte_range(struct vmap_op *op, uint64_t pmdp, uint64_t addr
 		}
 		set_kernel_pte(op, addr, ptep, op->pages[op->nr] | op->prot);
 		op->nr++;
-	} while (ptep += 8, addr += PAGE_SIZE, addr != end);
+	} while (ptep += 8ull * n, addr += (uint64_t)n * PAGE_SIZE, addr != end);
 	arch_leave_lazy_mmu_mode(mm, t);
 	return err;
 }
@@ -386,6 +424,38 @@ static int vmap_small_pages_range_noflush(struct vmap_op *op, uint64_t addr, uin
 
 /* ---- unmapping ---- */
 
+/*
+ * vunmap_pte_range()'s loop over the 4K entries from ptep on, below end, as one run of stores of
+ * 0: each iteration a step, the read of arch_vmap_pte_range_unmap_size() (none with the
+ * variant), then ptep_get_and_clear(): the read for contpte_try_unfold() (which never unfolds
+ * init_mm's) and the xchg, a read and the store.  The run ends before an entry the loop treats
+ * otherwise: a contpte block (but with the variant, which clears its entries one by one like
+ * any other), or an entry it warns about (neither none nor present), so that the warning comes
+ * in its place.  Returns how many entries went, 0 if none did (then *runs false if no run will
+ * go in this loop).
+ */
+static unsigned vunmap_pte_run(struct vmap_op *op, uint64_t ptep, uint64_t addr, uint64_t end, bool *runs)
+{
+	static const uint64_t zeros[PTRS_PER_PTE];
+	uint64_t old[PTRS_PER_PTE];
+	unsigned max = (unsigned)((end - addr) >> PAGE_SHIFT), n = 0;
+	bool single = mm_variant(op->mm, MMV_VUNMAP_CONTPTE_SINGLE_CLEAR);
+	/* read a block at a time: a run ends early at a contpte block, and blocks come in a row */
+	for (unsigned k = 0; n == k && k < max; k += CONT_PTES) {
+		unsigned c = max - k < CONT_PTES ? max - k : CONT_PTES;
+		mm_peek(op->mm, ptep + 8ull * k, old + k, c);
+		while (n < k + c && (single || !pte_valid_cont(old[n])) && (pte_none(old[n]) || pte_present(old[n])))
+			n++;
+	}
+	if (n < 2)
+		return 0;
+	if (!mm_write_run(op->mm, op->t, ptep, zeros, n, n, (single ? 2 : 3) * n)) {
+		*runs = false;
+		return 0;
+	}
+	return n;
+}
+
 /* vunmap_pte_range() (mm/vmalloc.c, seed 000 #08, #10): each contpte block cleared whole with
  * huge_ptep_get_and_clear(), 4K ptes one by one; no TLB maintenance (the caller's).
  * The vunmap_*() walkers take the child table where the kernel's (and the model's vmap_*())
@@ -397,9 +467,15 @@ static void vunmap_pte_range(struct vmap_op *op, uint64_t table, uint64_t addr, 
 	struct mm_model *mm = op->mm;
 	struct mm_thread *t = op->t;
 	uint64_t ptep = pt_entry_pa(table, 3, addr), size = PAGE_SIZE;
+	bool runs = true;
 
 	arch_enter_lazy_mmu_mode(mm, t);	/* seed 000 #10 */
 	do {
+		unsigned n = runs ? vunmap_pte_run(op, ptep, addr, end, &runs) : 0;
+		if (n) {
+			size = (uint64_t)n << PAGE_SHIFT;	/* n iterations of the loop, as one run */
+			continue;
+		}
 		if (!mm_step(mm, t))
 			break;
 		uint64_t ptent;

@@ -89,6 +89,13 @@ uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 	return entry_at(mm, entry_pa, 0, &f);
 }
 
+void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
+{
+	uint32_t f = PT_NO_FRAME;
+	for (unsigned i = 0; i < n; i++)
+		old[i] = entry_at(mm, entry_pa, i, &f);
+}
+
 /*
  * mm_read() of the entries from entry_pa on, in order, up to the first that is not none (at
  * most n of them).  The reads change nothing and nothing else comes between them: where no
@@ -391,26 +398,39 @@ static bool steps_fit(const struct mm_model *mm, const struct mm_thread *t, uint
 }
 
 /*
- * A run of n (step, event) pairs at once.  The steps are checked first and the scheduling
- * points taken next: if no thread can run at any point, none can see the steps taken early.
- * Per-entry debug lines need the events one by one.
+ * Can a run of n events with `steps` loop steps among them go at once, as far as the steps go?
+ * The steps are checked first and the scheduling points taken next (run_ok()): if no thread can
+ * run at any point, none can see the steps taken early (run_steps()).  Per-entry debug lines
+ * need the events one by one.
  */
-static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n, unsigned steps)
+static bool run_fits(const struct mm_model *mm, const struct mm_thread *t, unsigned n, unsigned steps)
 {
-	if (PTFUZZ_DEBUG >= PT_DBG_ENTRY || !mm->sink.emit_run || mm->no_runs || n < 2 || !steps_fit(mm, t, steps) ||
-	    !mm_sched_points(mm, t, on, on2, n))
-		return false;
+	return PTFUZZ_DEBUG < PT_DBG_ENTRY && mm->sink.emit_run && !mm->no_runs && n >= 2 && steps_fit(mm, t, steps);
+}
+
+static void run_steps(struct mm_model *mm, struct mm_thread *t, unsigned steps)
+{
 	mm->trace_steps += steps;
 	t->steps += steps;
+}
+
+/* A run of n (step, event) pairs at once (n points of kind on, or n pairs of on and on2). */
+static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n, unsigned steps)
+{
+	if (!run_fits(mm, t, n, steps) || !mm_sched_points(mm, t, on, on2, n))
+		return false;
+	run_steps(mm, t, steps);
 	return true;
 }
 
-/* n stores to the entries from entry_pa on, with `steps` loop steps among them */
+/* n stores to the entries from entry_pa on, with `steps` loop steps and `reads` reads among them */
 bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
-		  unsigned steps)
+		  unsigned steps, unsigned reads)
 {
-	if (!run_ok(mm, t, PT_SCHED_PT_WRITE, PT_SCHED_NONE, n, steps))
+	/* each store comes after the reads of its iteration: the last point is a store's */
+	if (!run_fits(mm, t, n, steps) || !mm_sched_points_last(mm, t, PT_SCHED_READ, reads, PT_SCHED_PT_WRITE, n))
 		return false;
+	run_steps(mm, t, steps);
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa, .val = vals[0] };
 	mm->sink.emit_run(mm->sink.ctx, &ev, vals, n);
 	return true;
@@ -419,7 +439,7 @@ bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, c
 bool mm_step_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals,
 		       unsigned n)
 {
-	return mm_write_run(mm, t, entry_pa, vals, n, n);
+	return mm_write_run(mm, t, entry_pa, vals, n, n, 0);
 }
 
 /* n (read, clear) pairs of the entries from entry_pa on, with `steps` loop steps among them */
@@ -430,9 +450,7 @@ static bool clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_p
 	if (n > PT_PTRS || !run_ok(mm, t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, steps))
 		return false;
 	/* each read is of an entry no store of the run has touched yet: all of them first */
-	uint32_t f = PT_NO_FRAME;
-	for (unsigned i = 0; i < n; i++)
-		old[i] = entry_at(mm, entry_pa, i, &f);
+	mm_peek(mm, entry_pa, old, n);
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa };
 	mm->sink.emit_run(mm->sink.ctx, &ev, zeros, n);
 	return true;

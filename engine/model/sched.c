@@ -169,6 +169,32 @@ bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsi
 	return true;
 }
 
+/*
+ * n points of kind `on` and nlast of kind `last`, the last of all one of kind `last`: one by one
+ * the thread would stop at the first point that finds its budget used up, so all of them go at
+ * once if the budget outlasts every point but the last, whatever their order (it is less by the
+ * points it counts before each).  The budget covers the points it counts if the last point is
+ * one of them (it may end there); if not, it must outlast them.
+ */
+bool mm_sched_points_last(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t n, unsigned last,
+			  uint64_t nlast)
+{
+	if (mm->running != t)
+		return true;
+	uint64_t counted = 0;
+	bool last_counted = true;
+	if (t->budget != UINT64_MAX) {
+		last_counted = t->budget_on == PT_SCHED_ANY || t->budget_on == last;
+		counted = t->budget_on == PT_SCHED_ANY ? n + nlast :
+			  (t->budget_on == on ? n : 0) + (t->budget_on == last ? nlast : 0);
+	}
+	if (last_counted ? t->budget < counted : t->budget <= counted)
+		return false;
+	t->steps_total += n + nlast;
+	t->budget -= counted;
+	return true;
+}
+
 /* mm_wait_lock() of a thread on its own stack (a call of its own, as sched_point_scheduled()) */
 static __attribute__((noinline)) void wait_lock_scheduled(struct mm_model *mm, struct mm_thread *t,
 							  enum pt_lock_class cls, uint64_t key, bool write)

@@ -17,7 +17,8 @@ struct pt_session {
 	struct pt_checker *c;
 	struct mm_model *mm;
 	struct pt_counters k;
-	struct pt_op_costs *op;		/* costs of the ops-level event running, or NULL */
+	struct pt_op_costs *op;		/* costs of the ops-level event running, or &no_op */
+	struct pt_op_costs no_op;	/* what is counted outside one: never read (no test per count) */
 	uint64_t trace_index;		/* index of the trace event being run */
 	void (*tap)(void *, const struct pt_event *);
 	void *tap_ctx;
@@ -39,8 +40,6 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 	struct pt_session *s = ctx;
 	s->k.model_events++;
 	count(s, ev);
-	if (ev->kind == PT_EV_PAGE_FREE)
-		count_free(s, ev);
 	if (s->tap)
 		s->tap(s->tap_ctx, ev);
 	pt_machine_event(s->m, ev);
@@ -85,10 +84,8 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 		for (unsigned i = 0; i < n; i++)
 			cont += (vals[i] & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT);
 		k->pt_writes += n;
-		if (s->op) {
-			s->op->pt_writes += n;
-			s->op->cont_writes += cont;
-		}
+		s->op->pt_writes += n;
+		s->op->cont_writes += cont;
 	}
 	if (vals) {
 		pt_machine_write_run(s->m, first, vals, n);
@@ -110,6 +107,7 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	if (!s)
 		abort();
 	s->m = m;
+	s->op = &s->no_op;
 	s->c = pt_checker_new(m);
 	struct mm_sink sink = { model_emit, s, model_emit_run };
 	s->mm = mm_model_new(m, s->c, &sink);
@@ -138,7 +136,7 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
 	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
 	memset(&s->k.per_op[PT_EV_MMAP], 0, sizeof(s->k.per_op) - PT_EV_MMAP * sizeof(s->k.per_op[0]));
-	s->op = NULL;
+	s->op = &s->no_op;
 	s->trace_index = 0;
 	s->tap = NULL;
 	s->tap_ctx = NULL;
@@ -186,8 +184,8 @@ void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
 	d->pages_freed += o->pages_freed;
 }
 
-/* An event's counts, the session's and (o, unless NULL) the running op's: one switch for both
- * (inline: a call per event costs as much as the counting) */
+/* An event's counts, the session's and the running op's (o): one switch for both (inline: a call
+ * per event costs as much as the counting) */
 static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
 {
 	struct pt_counters *k = &s->k;
@@ -199,44 +197,39 @@ static inline __attribute__((always_inline)) void count(struct pt_session *s, co
 	case PT_EV_TLBI:
 		if (ev->op < PT_TLBI_COUNT) {
 			k->tlbi_by_op[ev->op]++;
-			if (o)
-				o->tlbi_by_op[ev->op]++;
+			o->tlbi_by_op[ev->op]++;
 		}
 		break;
 	case PT_EV_DSB:
 		if (ev->op < PT_BAR_COUNT)
 			k->dsb_by_dom[ev->op]++;
-		if (o)
-			o->dsb++;
+		o->dsb++;
 		break;
 	case PT_EV_DMB:
 		k->dmb++;
-		if (o)
-			o->dmb++;
+		o->dmb++;
 		break;
 	case PT_EV_ISB:
 		k->isb++;
-		if (o)
-			o->isb++;
+		o->isb++;
 		break;
 	case PT_EV_PT_WRITE:
 		k->pt_writes++;
-		if (o) {
-			o->pt_writes++;
-			if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
-				o->cont_writes++;
-		}
+		o->pt_writes++;
+		if ((ev->val & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT))
+			o->cont_writes++;
 		break;
 	case PT_EV_PAGE_ALLOC:
 		if (ev->op == PT_FRAME_TABLE) {
 			k->tables_alloc++;
-			if (o)
-				o->tables_alloc++;
+			o->tables_alloc++;
 		} else {
 			k->pages_alloc += 1ull << ev->order;
-			if (o)
-				o->pages_alloc += 1ull << ev->order;
+			o->pages_alloc += 1ull << ev->order;
 		}
+		break;
+	case PT_EV_PAGE_FREE:
+		count_free(s, ev);
 		break;
 	default: break;
 	}
@@ -248,10 +241,8 @@ static void count_frees(struct pt_session *s, unsigned order, unsigned pages, un
 	uint64_t np = (uint64_t)pages << order;
 	s->k.tables_freed += tables;
 	s->k.pages_freed += np;
-	if (s->op) {
-		s->op->tables_freed += tables;
-		s->op->pages_freed += np;
-	}
+	s->op->tables_freed += tables;
+	s->op->pages_freed += np;
 }
 
 /* A page_free is a table's free if its first page is a table before it. */
@@ -280,7 +271,7 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		s->op->ops++;
 		if (mm_model_op(s->mm, ev))
 			s->op->failed++;
-		s->op = NULL;
+		s->op = &s->no_op;
 		if (mm_model_over_budget(s->mm)) {
 			/* what this op left half done is no verdict: its reports are dropped */
 			s->over_budget = true;
@@ -299,8 +290,6 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		 * model emitted (counted there) inside irq_enter/irq_exit */
 	} else {
 		count(s, ev);
-		if (ev->kind == PT_EV_PAGE_FREE)
-			count_free(s, ev);
 		if (s->tap)
 			s->tap(s->tap_ctx, ev);
 		pt_machine_event(s->m, ev);
