@@ -574,54 +574,65 @@ static void memo_add_leaf(struct cont_memo *mo, uint64_t d, unsigned i, uint64_t
 	mo->cont_and &= d;
 }
 
-/* What span_steps() finds of a span d[0..cnt), of the entries w[0..cnt) it replaces and of
- * their visible values v[0..cnt) */
+/* The ORs of a span d[0..cnt), of the entries w[0..cnt) it replaces and of their visible
+ * values v[0..cnt) */
 struct span {
-	uint64_t any, wany, vany;	/* the OR of d's entries, of w's, of v's */
-	bool steps, wsteps;		/* d's entries step, w's entries step */
+	uint64_t any, wany, vany;
 };
 
 /*
  * One pass over a span d[0..cnt) (cnt >= 1), and w and v, which the caller reads in the same
- * pass (either may be d).  The entries of a span step when they are d[0] + j * size, the
- * level's size apart, with no carry out of the output address (the bits outside it stay d[0]'s
- * up to the last: they only grow).
+ * pass (either may be d): their ORs alone, three an entry.  Whether a span steps
+ * (span_steps()) is asked after, of the few spans whose ORs leave the answer open: most are
+ * of groups with no CONT entry, or have no valid entry, and need no more.
  */
-static inline __attribute__((always_inline)) void span_steps(const uint64_t *d, const uint64_t *w, const uint64_t *v,
-							      unsigned cnt, uint64_t size, struct span *s)
+static inline __attribute__((always_inline)) void span_ors(const uint64_t *d, const uint64_t *w, const uint64_t *v,
+							    unsigned cnt, struct span *s)
 {
-	uint64_t a = 0, b = 0, c = 0, other = 0, wother = 0, x = d[0], y = w[0];
+	uint64_t a = 0, b = 0, c = 0;
 	/* four entries a turn: the spans are mostly a group of 16, and the loop's own count,
 	 * test and branch cost as much as an entry's ORs (unrolling changes no result) */
 #pragma GCC unroll 4
-	for (unsigned j = 0; j < cnt; j++, x += size, y += size) {
+	for (unsigned j = 0; j < cnt; j++) {
 		a |= d[j];
 		b |= w[j];
 		c |= v[j];
-		other |= d[j] ^ x;
-		wother |= w[j] ^ y;
 	}
 	s->any = a;
 	s->wany = b;
 	s->vany = c;
-	s->steps = !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
-	s->wsteps = !wother && !(((y - size) ^ w[0]) & ~PT_DESC_OA_MASK);
 }
 
 /*
- * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary, from what
- * span_steps() found of them (any, steps).  Two kinds of span are summarized at once: one with
- * no valid entry (a table being filled, a group cleared), and one whose entries step by the
- * level's size (set_ptes() of a folio, a THP split's PTEs): every leaf of it adds to the summary
- * what d[0] adds (the same attributes, the same base).  Such a span counts as one leaf in nleaf,
- * which only tells whether a first leaf was seen (memo_agrees() reads the summary alone).
+ * Do the entries of a span d[0..cnt) (cnt >= 1) step: are they d[0] + j * size, the level's
+ * size apart, with no carry out of the output address (the bits outside it stay d[0]'s up to
+ * the last: they only grow)?
+ */
+static bool span_steps(const uint64_t *d, unsigned cnt, uint64_t size)
+{
+	uint64_t other = 0, x = d[0];
+#pragma GCC unroll 4
+	for (unsigned j = 0; j < cnt; j++, x += size)
+		other |= d[j] ^ x;
+	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+}
+
+/*
+ * Add the leaves among d[0..cnt), entries i0.. of their group, to a memo's summary; any: the
+ * OR of d's entries.  Two kinds of span are summarized at once: one with no valid entry (a
+ * table being filled, a group cleared), and one whose entries step by the level's size
+ * (set_ptes() of a folio, a THP split's PTEs): every leaf of it adds to the summary what d[0]
+ * adds (the same attributes, the same base).  Such a span counts as one leaf in nleaf, which
+ * only tells whether a first leaf was seen (memo_agrees() reads the summary alone).  The steps
+ * are asked only of a span whose first entry is a leaf: the other span takes the loop either
+ * way.
  */
 static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt, unsigned level,
-			  uint64_t size, uint64_t any, bool steps)
+			  uint64_t size, uint64_t any)
 {
 	if (!(any & PT_DESC_VALID))
 		return;
-	if (steps && pt_desc_is_leaf(d[0], level)) {
+	if (pt_desc_is_leaf(d[0], level) && span_steps(d, cnt, size)) {
 		memo_add_leaf(mo, d[0], i0, size);
 		return;
 	}
@@ -630,13 +641,13 @@ static void memo_add_span(struct cont_memo *mo, const uint64_t *d, unsigned i0, 
 			memo_add_leaf(mo, d[j], i0 + j, size);
 }
 
-/* memo_add_span() of d[0..cnt), after its span_steps() */
+/* memo_add_span() of d[0..cnt), after its span_ors() */
 static inline void memo_add_leaves(struct cont_memo *mo, const uint64_t *d, unsigned i0, unsigned cnt,
 				   unsigned level, uint64_t size)
 {
 	struct span sp;
-	span_steps(d, d, d, cnt, size, &sp);
-	memo_add_span(mo, d, i0, cnt, level, size, sp.any, sp.steps);
+	span_ors(d, d, d, cnt, &sp);
+	memo_add_span(mo, d, i0, cnt, level, size, sp.any);
 }
 
 /* Do the leaves a memo summarizes agree as cont_group_agrees() (complete=false) asks: no CONT
@@ -1191,7 +1202,7 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		unsigned cnt = (k1 < n ? k1 : n) - k0;
 		/* the run's new values for the group, its old ones and their visible values */
 		struct span sp;
-		span_steps(vals + k0, old + k0, visible + k0, cnt, size, &sp);
+		span_ors(vals + k0, old + k0, visible + k0, cnt, &sp);
 		ors->any |= sp.any;
 		ors->wany |= sp.wany;
 		ors->vany |= sp.vany;
@@ -1207,10 +1218,10 @@ static bool run_groups_agree(struct pt_checker *c, struct pt_machine *m, unsigne
 		u.cont_and = PT_DESC_CONT;
 		/* the group's entries before the run: the old ones the span read, when it is whole */
 		if (cnt == gn)
-			memo_add_span(&u, e, 0, gn, (unsigned)r->level, size, sp.wany, sp.wsteps);
+			memo_add_span(&u, e, 0, gn, (unsigned)r->level, size, sp.wany);
 		else
 			memo_add_leaves(&u, e, 0, gn, (unsigned)r->level, size);
-		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, sp.any, sp.steps);
+		memo_add_span(&u, vals + k0, (r->idx + k0) % gn, cnt, (unsigned)r->level, size, sp.any);
 		if (!memo_agrees(&u, gn, size))
 			return false;
 	}
@@ -1298,7 +1309,7 @@ static bool on_pt_store_run(void *ctx, struct pt_machine *m, uint32_t f, unsigne
 	 * run, and the ORs of its new values, of the entries they replace and of those entries'
 	 * visible values (not known below level 2: all bits taken as set) */
 	uint32_t touched = 0;
-	struct span ors = { UINT64_MAX, UINT64_MAX, UINT64_MAX, false, false };
+	struct span ors = { UINT64_MAX, UINT64_MAX, UINT64_MAX };
 	if (r->level >= 2 && !run_groups_agree(c, m, n, vals, visible, &touched, &ors))
 		return false;
 
@@ -2282,9 +2293,7 @@ static bool cont_group_whole(const uint64_t *e, unsigned level, uint64_t size)
 	uint64_t attrs = cont_attrs(e[0], true), base = pt_desc_oa(e[0]), diff = 0;
 	/* a group whose entries step (set_ptes() of a folio): each is e[0] but for its output
 	 * address, e[0]'s + i * size, so the pass below finds each the same as e[0] */
-	struct span sp;
-	span_steps(e, e, e, n, size, &sp);
-	if (sp.steps)
+	if (span_steps(e, n, size))
 		return (e[0] & 3) == leaf && (e[0] & PT_DESC_CONT) && !(base & (n * size - 1));
 	for (unsigned i = 0; i < n; i++) {
 		uint64_t d = e[i];
