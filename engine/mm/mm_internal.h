@@ -217,6 +217,7 @@ struct mm_model {
 	struct mm_thread *on_cpu[PT_MAX_CPUS];	/* the thread ops-level events of a CPU go to */
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
+	unsigned nbusy;				/* threads in the middle of an op (busy) */
 	uint64_t op_seq;			/* ops queued so far */
 	struct coro *main_co;
 	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,

@@ -599,6 +599,9 @@ static void flux_add_op(struct flux *x, const struct mm_thread *o, const struct 
 static const struct flux *flux_of(struct mm_model *mm, const struct mm_thread *self, const struct mm_space *s,
 				  struct flux *x)
 {
+	/* flux_add_op() adds only ops of busy threads other than self: with none, nothing */
+	if (mm->nbusy == (self->busy ? 1u : 0u))
+		return NULL;
 	x->n = 0;
 	x->all = false;
 	for (unsigned i = 0; i < mm->ncpus; i++)

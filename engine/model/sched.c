@@ -70,8 +70,10 @@ static void thread_body(void *arg)
 			t->cur_seq = t->qseq[t->qhead];
 			struct pt_event ev = t->queue[t->qhead++];
 			t->busy = true;
+			mm->nbusy++;
 			t->rc = mm_run_op(mm, t, &ev);
 			t->busy = false;
+			mm->nbusy--;
 			if (t->implicit)
 				yield(mm, t);	/* direct ops run one at a time, in issue order */
 		}
@@ -478,6 +480,7 @@ void mm_sched_reset(struct mm_model *mm)
 		free(mm->extra[i]);
 	mm->nextra = 0;
 	memset(mm->thread, 0, mm->ncpus * sizeof(mm->thread[0]));
+	mm->nbusy = 0;	/* a thread that never finished (a deadlock) went with the rest */
 }
 
 void mm_sched_init(struct mm_model *mm)
