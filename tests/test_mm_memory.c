@@ -462,6 +462,75 @@ static void test_zap_snapshot_forgets_words_anyone_cleared(void **state)
 	ref_map_destroy(&s.ref);
 }
 
+/*
+ * Scheduling points taken at once (mm_sched_points(), mm_sched_points_last()) are taken only
+ * where one by one no point would find the thread's budget used up (a thread with budget 0
+ * stops at a point of any kind), and then leave the budget and step count one by one leaves.
+ * The pairs of clear_run() (a read, then a store) with a budget on reads equal to their number
+ * stop one by one before the last store: taking them at once there ran a store early.
+ */
+static bool one_by_one(uint64_t *budget, unsigned budget_on, const unsigned *kinds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (*budget == 0)
+			return false;
+		if (*budget != UINT64_MAX && (budget_on == PT_SCHED_ANY || budget_on == kinds[i]))
+			--*budget;
+	}
+	return true;
+}
+
+static void check_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n,
+			 unsigned nlast, bool last_form)
+{
+	static const unsigned ons[] = { PT_SCHED_ANY, PT_SCHED_READ, PT_SCHED_PT_WRITE, PT_SCHED_DSB };
+	unsigned kinds[16], npts = 0;
+	if (last_form) {
+		for (unsigned i = 0; i < n; i++)
+			kinds[npts++] = on;
+		for (unsigned i = 0; i < nlast; i++)
+			kinds[npts++] = on2;
+	} else {
+		for (unsigned i = 0; i < n; i++) {
+			kinds[npts++] = on;
+			if (on2 != PT_SCHED_NONE)
+				kinds[npts++] = on2;
+		}
+	}
+	for (unsigned o = 0; o < sizeof(ons) / sizeof(ons[0]); o++) {
+		for (uint64_t b = 0; b <= npts + 2u; b++) {
+			uint64_t budget = b == npts + 2u ? UINT64_MAX : b, want = budget;
+			bool ok = one_by_one(&want, ons[o], kinds, npts);
+			*t = (struct mm_thread){ .budget = budget, .budget_on = ons[o], .steps_total = 7 };
+			mm->running = t;
+			bool got = last_form ? mm_sched_points_last(mm, t, on, n, on2, nlast) :
+					       mm_sched_points(mm, t, on, on2, n);
+			if (got != ok)
+				fail_msg("%s: %u of kind %u, %u of kind %u, budget %llu on kind %u: %s at once, %s one by one",
+					 last_form ? "mm_sched_points_last" : "mm_sched_points", n, on,
+					 last_form ? nlast : on2 != PT_SCHED_NONE ? n : 0, on2, (unsigned long long)budget,
+					 ons[o], got ? "taken" : "refused", ok ? "taken" : "stopped");
+			assert_int_equal(t->budget, ok ? want : budget);
+			assert_int_equal(t->steps_total, ok ? 7 + npts : 7);
+		}
+	}
+}
+
+static void test_sched_points_at_once_are_points_one_by_one(void **state)
+{
+	(void)state;
+	struct harness *h = h_new(1);
+	struct mm_thread t;
+	for (unsigned n = 1; n <= 4; n++) {
+		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_NONE, n, 0, false);
+		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, 0, false);
+		for (unsigned nlast = 1; nlast <= 4; nlast++)
+			check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, nlast, true);
+	}
+	h->mm->running = NULL;
+	h_free(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +544,7 @@ int main(void)
 		cmocka_unit_test(test_munmap_that_would_split_a_hugetlb_page_fails),
 		cmocka_unit_test(test_zap_snapshot_forgets_words_anyone_cleared),
 		cmocka_unit_test(test_ref_set_run_is_ref_set_per_page),
+		cmocka_unit_test(test_sched_points_at_once_are_points_one_by_one),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,17 +173,15 @@ static bool sched_take(struct mm_thread *t, uint64_t total, uint64_t counted, bo
 
 bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n)
 {
+	/* n pairs: the last point of all is an on2 point */
+	if (on2 != PT_SCHED_NONE)
+		return mm_sched_points_last(mm, t, on, n, on2, n);
 	if (mm->running != t)
 		return true;
-	uint64_t total = on2 == PT_SCHED_NONE ? n : 2 * n, counted = 0;
+	uint64_t counted = 0;
 	if (t->budget != UINT64_MAX)
-		counted = t->budget_on == PT_SCHED_ANY ? total :
-			  t->budget_on == on || (on2 != PT_SCHED_NONE && t->budget_on == on2) ? n : 0;
-	/* as if the last point were counted whenever any is: exact for points of one kind and for
-	 * a budget on on2 or any kind; for pairs and a budget on `on` alone, one by one would stop
-	 * before the last on2 point where the budget equals n (bench/RESULTS.md, session 28: not yet
-	 * shown observable; mm_sched_points_last() has the exact rule) */
-	return sched_take(t, total, counted, counted != 0);
+		counted = t->budget_on == PT_SCHED_ANY || t->budget_on == on ? n : 0;
+	return sched_take(t, n, counted, counted != 0);
 }
 
 /*
