@@ -2616,10 +2616,12 @@ static void lock_rule(struct pt_machine *m, const struct pt_event *ev)
 	VEC_PUSH(m->rules, r);
 }
 
-/* Apply an arch-level event of a kind the machine knows; false if it does not. */
-static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
+/* Apply an arch-level event of a kind the machine knows; false if it does not.  kind is ev->kind
+ * (inline: a caller that has it as a constant gets only its case) */
+static inline __attribute__((always_inline)) bool apply_event(struct pt_machine *m, const struct pt_event *ev,
+							      unsigned kind)
 {
-	switch (ev->kind) {
+	switch (kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
 	case PT_EV_PT_ZERO: pt_zero(m, ev); break;
 	case PT_EV_DSB:
@@ -2641,7 +2643,7 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK:
-	case PT_EV_UNLOCK: do_lock(m, ev, ev->kind == PT_EV_LOCK); break;
+	case PT_EV_UNLOCK: do_lock(m, ev, kind == PT_EV_LOCK); break;
 	case PT_EV_IRQ_ENTER: irq_enter(m, ev); break;
 	case PT_EV_IRQ_EXIT: irq_exit(m, ev); break;
 	case PT_EV_SWITCH: context_switch(m, ev); break;
@@ -2658,28 +2660,36 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 }
 
 /* What every applied event does before and after what is its own (pt_machine_event()). */
-/* n events of ev's kind and CPU begin (n > 1: a run, whose events nothing between sees one by
- * one) */
-static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+/* n events of ev's kind (kind: ev->kind, a constant where the caller has one) and CPU begin (n >
+ * 1: a run, whose events nothing between sees one by one) */
+static inline void kind_enter(struct pt_machine *m, const struct pt_event *ev, unsigned kind, unsigned n)
 {
 	m->cur = ev;
-	if (!event_keeps_tables(ev->kind))
+	if (!event_keeps_tables(kind))
 		m->walk_gen += n;
 }
 
 /* ... and end: the step hook if the op passes its bound (a run of n > 1 is taken at once only
  * where it stays within it, or there is no observer) */
-static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+static inline void kind_leave(struct pt_machine *m, const struct pt_event *ev, unsigned kind, unsigned n)
 {
 	unsigned cpu = ev->cpu;
 	struct pt_opctx *op = &m->cpu[cpu].op;	/* (its address once: the compiler made it twice) */
 	m->last_cpu = cpu;
-	if (op->open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
+	if (op->open && kind != PT_EV_BEGIN && kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
 		OBS(m, step, cpu, op);
 	m->event_index += n;
 	m->cur = NULL;
 }
 
+static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+{
+	kind_enter(m, ev, ev->kind, n);
+}
+static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+{
+	kind_leave(m, ev, ev->kind, n);
+}
 static inline void event_enter(struct pt_machine *m, const struct pt_event *ev) { events_enter(m, ev, 1); }
 static inline void event_leave(struct pt_machine *m, const struct pt_event *ev) { events_leave(m, ev, 1); }
 
@@ -2690,13 +2700,36 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		return -1;
 	assert(ev->cpu < m->ncpus);
 	event_enter(m, ev);
-	if (!apply_event(m, ev)) {
+	if (!apply_event(m, ev, ev->kind)) {
 		m->cur = NULL;	/* no event is current once this one is refused */
 		return -1;
 	}
 	event_leave(m, ev);
 	return 0;
 }
+
+/*
+ * pt_machine_event() of an event of an arch-level kind the machine knows, kind (ev->kind) a
+ * constant: the same steps in the same order, the kind's tests made by the compiler (the
+ * typed entry points below).
+ */
+static inline __attribute__((always_inline)) void event_of(struct pt_machine *m, const struct pt_event *ev,
+							   unsigned kind)
+{
+	assert(ev->kind == kind && ev->cpu < m->ncpus);
+	kind_enter(m, ev, kind, 1);
+	apply_event(m, ev, kind);
+	kind_leave(m, ev, kind, 1);
+}
+
+void pt_machine_lock_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_LOCK); }
+void pt_machine_unlock_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_UNLOCK); }
+void pt_machine_dsb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_DSB); }
+void pt_machine_dmb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_DMB); }
+void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ISB); }
+void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_BEGIN); }
+void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_END); }
+void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_ALLOC); }
 
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {

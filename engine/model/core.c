@@ -49,7 +49,7 @@ static void emit_now(struct mm_model *mm, struct mm_thread *t, struct pt_event *
 	pt_dbg(PT_DBG_ENTRY, "cpu%u tid=%u %s%s%s va=%#llx pa=%#llx", t->cpu, t->tid,
 	       pt_kind_name(ev->kind), *pt_op_name(ev->kind, ev->op) ? " " : "",
 	       pt_op_name(ev->kind, ev->op), (unsigned long long)ev->va, (unsigned long long)ev->pa);
-	mm->sink.emit(mm->sink.ctx, ev);
+	mm->sink.emit_kind[ev->kind](mm->sink.ctx, ev);
 }
 
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
@@ -662,6 +662,9 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 	mm->m = m;
 	mm->c = c;
 	mm->sink = *sink;
+	for (unsigned k = 0; k < PT_EV_MMAP; k++)
+		if (!mm->sink.emit_kind[k])
+			mm->sink.emit_kind[k] = sink->emit;
 	ref_map_init(&mm->kernel.ref);
 	hmap_init(&mm->deposit, LOG2_DEPOSIT);
 	mm_sched_init(mm);

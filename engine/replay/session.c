@@ -30,6 +30,7 @@ struct pt_session {
 	char error[160];
 };
 
+static inline void count_kind(struct pt_session *s, const struct pt_event *ev, unsigned kind);
 static inline void count(struct pt_session *s, const struct pt_event *ev);
 static void count_free(struct pt_session *s, const struct pt_event *ev);
 static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables);
@@ -44,6 +45,33 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 		s->tap(s->tap_ctx, ev);
 	pt_machine_event(s->m, ev);
 }
+
+/*
+ * model_emit() of an event of a kind (ev->kind) the machine has an entry point for (run): the
+ * same counts, tap and machine event, with the kind's tests made by the compiler.
+ */
+static inline __attribute__((always_inline)) void model_emit_of(void *ctx, const struct pt_event *ev, unsigned kind,
+								void (*run)(struct pt_machine *,
+									    const struct pt_event *))
+{
+	struct pt_session *s = ctx;
+	s->k.model_events++;
+	count_kind(s, ev, kind);
+	if (s->tap)
+		s->tap(s->tap_ctx, ev);
+	run(s->m, ev);
+}
+
+#define MODEL_EMIT_OF(name, kind, run) \
+	static void name(void *ctx, const struct pt_event *ev) { model_emit_of(ctx, ev, kind, run); }
+MODEL_EMIT_OF(model_emit_lock, PT_EV_LOCK, pt_machine_lock_event)
+MODEL_EMIT_OF(model_emit_unlock, PT_EV_UNLOCK, pt_machine_unlock_event)
+MODEL_EMIT_OF(model_emit_dsb, PT_EV_DSB, pt_machine_dsb_event)
+MODEL_EMIT_OF(model_emit_dmb, PT_EV_DMB, pt_machine_dmb_event)
+MODEL_EMIT_OF(model_emit_isb, PT_EV_ISB, pt_machine_isb_event)
+MODEL_EMIT_OF(model_emit_begin, PT_EV_BEGIN, pt_machine_begin_event)
+MODEL_EMIT_OF(model_emit_end, PT_EV_END, pt_machine_end_event)
+MODEL_EMIT_OF(model_emit_alloc, PT_EV_PAGE_ALLOC, pt_machine_alloc_event)
 
 /*
  * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
@@ -109,7 +137,10 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	s->m = m;
 	s->op = &s->no_op;
 	s->c = pt_checker_new(m);
-	struct mm_sink sink = { model_emit, s, model_emit_run };
+	struct mm_sink sink = { model_emit, s, model_emit_run, .emit_kind = {
+		[PT_EV_LOCK] = model_emit_lock, [PT_EV_UNLOCK] = model_emit_unlock, [PT_EV_DSB] = model_emit_dsb,
+		[PT_EV_DMB] = model_emit_dmb, [PT_EV_ISB] = model_emit_isb, [PT_EV_BEGIN] = model_emit_begin,
+		[PT_EV_END] = model_emit_end, [PT_EV_PAGE_ALLOC] = model_emit_alloc } };
 	s->mm = mm_model_new(m, s->c, &sink);
 	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
@@ -185,15 +216,16 @@ void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
 }
 
 /* An event's counts, the session's and the running op's (o): one switch for both (inline: a call
- * per event costs as much as the counting) */
-static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
+ * per event costs as much as the counting; kind is ev->kind, a constant where the caller has one) */
+static inline __attribute__((always_inline)) void count_kind(struct pt_session *s, const struct pt_event *ev,
+							     unsigned kind)
 {
 	struct pt_counters *k = &s->k;
 	struct pt_op_costs *o = s->op;
 	k->events++;
-	if (ev->kind < PT_EV_KIND_COUNT)
-		k->by_kind[ev->kind]++;
-	switch (ev->kind) {
+	if (kind < PT_EV_KIND_COUNT)
+		k->by_kind[kind]++;
+	switch (kind) {
 	case PT_EV_TLBI:
 		if (ev->op < PT_TLBI_COUNT) {
 			k->tlbi_by_op[ev->op]++;
@@ -233,6 +265,11 @@ static inline __attribute__((always_inline)) void count(struct pt_session *s, co
 		break;
 	default: break;
 	}
+}
+
+static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
+{
+	count_kind(s, ev, ev->kind);
 }
 
 /* Frees of `pages` blocks of 2^order pages and of `tables` tables. */
