@@ -260,6 +260,10 @@ void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev);
 /*!
  * pt_machine_free_run() : n PT_EV_PAGE_FREE events of first's CPU, the i-th of the 2^order pages
  * from first->pa + i * 2^order pages, leaving what n pt_machine_event() calls would (the same

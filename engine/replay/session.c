@@ -72,6 +72,10 @@ MODEL_EMIT_OF(model_emit_isb, PT_EV_ISB, pt_machine_isb_event)
 MODEL_EMIT_OF(model_emit_begin, PT_EV_BEGIN, pt_machine_begin_event)
 MODEL_EMIT_OF(model_emit_end, PT_EV_END, pt_machine_end_event)
 MODEL_EMIT_OF(model_emit_alloc, PT_EV_PAGE_ALLOC, pt_machine_alloc_event)
+MODEL_EMIT_OF(model_emit_free, PT_EV_PAGE_FREE, pt_machine_free_event)
+MODEL_EMIT_OF(model_emit_write, PT_EV_PT_WRITE, pt_machine_write_event)
+MODEL_EMIT_OF(model_emit_tlbi, PT_EV_TLBI, pt_machine_tlbi_event)
+MODEL_EMIT_OF(model_emit_access, PT_EV_ACCESS, pt_machine_access_event)
 
 /*
  * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
@@ -140,7 +144,8 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	struct mm_sink sink = { model_emit, s, model_emit_run, .emit_kind = {
 		[PT_EV_LOCK] = model_emit_lock, [PT_EV_UNLOCK] = model_emit_unlock, [PT_EV_DSB] = model_emit_dsb,
 		[PT_EV_DMB] = model_emit_dmb, [PT_EV_ISB] = model_emit_isb, [PT_EV_BEGIN] = model_emit_begin,
-		[PT_EV_END] = model_emit_end, [PT_EV_PAGE_ALLOC] = model_emit_alloc } };
+		[PT_EV_END] = model_emit_end, [PT_EV_PAGE_ALLOC] = model_emit_alloc, [PT_EV_PAGE_FREE] = model_emit_free,
+		[PT_EV_PT_WRITE] = model_emit_write, [PT_EV_TLBI] = model_emit_tlbi, [PT_EV_ACCESS] = model_emit_access } };
 	s->mm = mm_model_new(m, s->c, &sink);
 	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
