@@ -2228,25 +2228,34 @@ static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint6
 	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
 }
 
+/* A record for lock (cls, key), which has none: free, never released; its index in lock_states.
+ * (Out of line: a lock's first use only, and inline its register saves were a third of every
+ * lookup's cost.) */
+static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, unsigned cls, uint64_t key)
+{
+	uint64_t k = lock_key(cls, key);
+	struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
+	if (m->lock_states.n < m->lock_bufs) {
+		/* the buffer of the record this one replaces, emptied (n = 0) */
+		z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
+		z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
+	}
+	VEC_PUSH(m->lock_states, z);
+	uint64_t i = m->lock_states.n - 1;
+	if (m->lock_bufs < m->lock_states.n)
+		m->lock_bufs = m->lock_states.n;
+	hmap_insert(&m->locks, k, i);
+	return i;
+}
+
 /* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
-static struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
+static inline struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
 {
 	uint64_t i = lock_find(m, cls, key);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
-		uint64_t k = lock_key(cls, key);
-		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
-		if (m->lock_states.n < m->lock_bufs) {
-			/* the buffer of the record this one replaces, emptied (n = 0) */
-			z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
-			z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
-		}
-		VEC_PUSH(m->lock_states, z);
-		i = m->lock_states.n - 1;
-		if (m->lock_bufs < m->lock_states.n)
-			m->lock_bufs = m->lock_states.n;
-		hmap_insert(&m->locks, k, i);
+		i = lock_state_new(m, cls, key);
 	}
 	m->lock_memo_cls = (uint8_t)cls;
 	m->lock_memo_key = key;
