@@ -19,6 +19,7 @@ struct pt_session {
 	struct pt_counters k;
 	struct pt_op_costs *op;		/* costs of the ops-level event running, or &no_op */
 	struct pt_op_costs no_op;	/* what is counted outside one: never read (no test per count) */
+	uint32_t ops_run;		/* bit k - PT_EV_MMAP: k.per_op[k] counted since the last reset */
 	uint64_t trace_index;		/* index of the trace event being run */
 	void (*tap)(void *, const struct pt_event *);
 	void *tap_ctx;
@@ -169,9 +170,12 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	if (s->no_checkers)
 		pt_machine_set_observer(s->m, NULL, NULL);
 	mm_model_reset(s->mm);
-	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
+	/* per_op is indexed by ops-level kinds only (pt_session_event()), and only those of the ops
+	 * run since the last reset were counted: the rest stays zero */
 	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
-	memset(&s->k.per_op[PT_EV_MMAP], 0, sizeof(s->k.per_op) - PT_EV_MMAP * sizeof(s->k.per_op[0]));
+	for (uint32_t b = s->ops_run; b; b &= b - 1)
+		memset(&s->k.per_op[PT_EV_MMAP + __builtin_ctz(b)], 0, sizeof(s->k.per_op[0]));
+	s->ops_run = 0;
 	s->op = &s->no_op;
 	s->trace_index = 0;
 	s->tap = NULL;
@@ -309,7 +313,9 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;
+		_Static_assert(PT_EV_KIND_COUNT - PT_EV_MMAP <= 32, "a bit of ops_run per ops-level kind");
 		s->op = &s->k.per_op[ev->kind];
+		s->ops_run |= 1u << (ev->kind - PT_EV_MMAP);
 		s->op->ops++;
 		if (mm_model_op(s->mm, ev))
 			s->op->failed++;
