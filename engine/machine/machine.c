@@ -39,7 +39,10 @@ struct pt_table {
 	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
 	uint64_t dirty[PT_PTRS / 64];
 	/* bit i: visible[i] is a table descriptor (0b11; at level 3 a page): the children
-	 * for_each_child() visits, without a scan of all 512 entries of every table hooked */
+	 * for_each_child() visits, without a scan of all 512 entries of every table hooked.
+	 * Not kept once the table's level is known to be 3 (set_visible()): for_each_child()
+	 * reads no level-3 table's, and a table keeps its level until it goes back to the pool,
+	 * where table_new() clears them */
 	uint64_t vis_tables[PT_PTRS / 64];
 };
 
@@ -1187,14 +1190,16 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 	}
 }
 
-/* Entry idx of table t shows `new` to the walker: the entry, its table bit, the visibility sequence. */
+/* Entry idx of table t shows `new` to the walker: the entry, its table bit (not for a table
+ * known to be of level 3, leaf3: see vis_tables), the visibility sequence. */
 static inline __attribute__((always_inline)) void set_visible(struct pt_machine *m, struct pt_table *t, unsigned idx,
-							      uint64_t new)
+							      uint64_t new, bool leaf3)
 {
 	t->visible[idx] = new;
 	/* (the bit cleared, then set if new is one: no branch) */
-	t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
-				  (uint64_t)((new & 3) == 3) << (idx % 64);
+	if (!leaf3)
+		t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
+					  (uint64_t)((new & 3) == 3) << (idx % 64);
 	m->seq++;
 }
 
@@ -1207,7 +1212,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	uint64_t old = t->visible[idx];
 	if (old == new)
 		return;
-	set_visible(m, t, idx, new);
+	set_visible(m, t, idx, new, false);
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
@@ -1595,7 +1600,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
-			set_visible(m, t, idx, new);
+			set_visible(m, t, idx, new, known && level == 3);
 			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes) */
 			if (known && pt_desc_is_leaf(old, level)) {
 				m->applying = s;
