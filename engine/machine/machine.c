@@ -66,6 +66,13 @@ struct pend_store {
 	uint8_t op_open;
 };
 
+/* The op a store's stale entries are stamped with (stamp()): the operation that made it, if one
+ * was open. */
+static inline uint32_t store_op(const struct pend_store *ps)
+{
+	return ps->op_open ? ps->op : 0;
+}
+
 /* cpu's stores up to store sequence `upto`, observed by another CPU */
 struct drain {
 	uint16_t cpu;
@@ -608,8 +615,9 @@ static uint32_t stamp(const struct pt_machine *m, unsigned cpu)
 {
 	const struct pend_store *ps = m->applying;
 	const struct pt_opctx *o = &m->cpu[cpu].op;
-	bool open = ps ? ps->op_open : o->open;
-	return open ? (ps ? ps->op : o->id) : 0;
+	if (ps)
+		return store_op(ps);
+	return o->open ? o->id : 0;
 }
 
 /* Visit the table descriptors of a table's visible entries. */
@@ -1093,8 +1101,9 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 	return (uint64_t)n << 1 | global;
 }
 
-/* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
- * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position.
+/* A visible leaf of table t (frame f) at a known level goes from `old` to `new` by store s: it
+ * leaves the rmap, and unless a cached `old` stays harmless it becomes a stale fact at each
+ * position, stamped with s's op (stamp(), m->applying being s or, in a run, not set).
  * In a run (drain_run(), whose stores go to consecutive entries, with nothing between two of
  * them that adds, removes or indexes a fact): rp is t's one position, read at the run's start
  * (NULL: read here, and t may have any number); prev_tail is the tail mark the run's previous
@@ -1106,8 +1115,8 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
 							    uint64_t new, int level, unsigned by_cpu,
-							    const struct run_pos *rp, uint64_t prev_tail,
-							    uint64_t *run_tail)
+							    const struct pend_store *s, const struct run_pos *rp,
+							    uint64_t prev_tail, uint64_t *run_tail)
 {
 	rmap_update(m, old, level, f, idx, false);
 	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called;
@@ -1116,7 +1125,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	    (pt_desc_is_leaf(new, level) && pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)))
 		return;
 	uint64_t size = pt_level_size(level);
-	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
+	uint32_t op = store_op(s);
 	struct run_pos one;
 	if (!rp) {
 		const struct pt_pos *pp = &m->pos.v[t->first_pos];
@@ -1172,7 +1181,7 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 			}
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, NULL, NO_TAIL, NULL);
 	}
 
 	if (pt_desc_is_table(new, level)) {
@@ -1223,7 +1232,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	}
 	/* leaves and invalid entries: no position of any table changes, no frame is made */
 	if (pt_desc_is_leaf(old, level))
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, NULL, NO_TAIL, NULL);
 	if (pt_desc_is_leaf(new, level))
 		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
@@ -1544,12 +1553,13 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 }
 
 /*
- * drain_stores() of cpu's stores from ps on (at most max), ps[0] drained, to table frame f at
- * level `level` (3 if not known: no table is looked for) while they form a run; the number
- * drained, 0 if ps[0] starts none.  A run: stores to entries idx, idx + 1, ... of the table,
- * each with sseq <= upto, no other CPU's store pending to its entry (npending 1 or 0, or no other
- * CPU with a pending store: the others to it are cpu's own, later ones, and drain_older() finds
- * nothing), no later store to it visible (vis_sseq) and no table descriptor as its old or new
+ * drain_stores() of cpu's stores from ps on (at most max, all with sseq <= upto), ps[0] drained,
+ * to table frame f at level `level` (3 if not known: no table is looked for) while they form a
+ * run; the number drained, 0 if ps[0] starts none.  others: another CPU has a pending store.
+ * A run: stores to entries idx, idx + 1, ... of the table, no other CPU's store pending to its
+ * entry (npending 1 or 0, or no other CPU with a pending store: the others to it are cpu's own,
+ * later ones, and drain_older() finds nothing), no later store to it visible (vis_sseq) and no
+ * table descriptor as its old or new
  * value at a known level (no apply_visible_table(): no frame is made, no position changes);
  * none if an observer watches every visible store (pt_visible).  Each store changes its own
  * entry only, so a store is judged when its turn comes as it would have been before the run's
@@ -1563,12 +1573,12 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
  * store whose old value is a leaf (the stores from there are a run of their own, whose hooks
  * come store by store, right where they would have in one run with the makes before them).
  */
-static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, unsigned cpu, uint32_t f,
+static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, uint32_t f,
 							     const struct pend_store *ps, uint32_t max,
-							     uint64_t upto, unsigned by_cpu, bool known, int level)
+							     bool others, unsigned by_cpu, bool known, int level)
 {
 	struct pt_table *t = m->frames.v[f].tbl;
-	bool others = false, one_call;
+	bool one_call;
 	struct run_pos one_pos;
 	const struct run_pos *rp = NULL;	/* t's one position, if it has one (see leaf_gone()) */
 	uint32_t n;
@@ -1576,8 +1586,6 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
-	for (unsigned k = 0; k < m->ncpus; k++)
-		others |= k != cpu && m->cpu[k].stores.n;
 	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
 		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
 		rp = &one_pos;
@@ -1589,7 +1597,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		run_tail = NO_TAIL;
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
-		if (s->frame != f || idx != ps->idx + n || s->sseq > upto || (t->npending[idx] > 1 && others) ||
+		if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
 		    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
 			break;
 		if (one_call && pt_desc_is_leaf(old, level)) {
@@ -1601,12 +1609,10 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			t->npending[idx]--;
 		if (old != new) {
 			set_visible(m, t, idx, new, known && level == 3);
-			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes) */
-			if (known && pt_desc_is_leaf(old, level)) {
-				m->applying = s;
-				leaf_gone(m, t, f, idx, old, new, level, by_cpu, rp, prev_tail, &run_tail);
-				m->applying = NULL;
-			}
+			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes,
+			 * from s: m->applying, which stamp() reads, is not needed) */
+			if (known && pt_desc_is_leaf(old, level))
+				leaf_gone(m, t, f, idx, old, new, level, by_cpu, s, rp, prev_tail, &run_tail);
 			if (known && pt_desc_is_leaf(new, level) && one_call)
 				rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
 			else if (known && pt_desc_is_leaf(new, level))
@@ -1620,32 +1626,43 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 	return n;
 }
 
+/* Has a CPU other than cpu a pending store? */
+static bool other_stores(const struct pt_machine *m, unsigned cpu)
+{
+	for (unsigned k = 0; k < m->ncpus; k++)
+		if (k != cpu && m->cpu[k].stores.n)
+			return true;
+	return false;
+}
+
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
 	struct cpu *c = &m->cpu[cpu];
-	uint32_t keep = 0;
+	/* a store buffer is in store order (each store comes at its end with the next sseq, and
+	 * stores leave it without a change in the others' order): those with sseq <= upto are
+	 * its first lim, and the others stay */
+	uint32_t lim = c->stores.n;
+	while (lim && c->stores.v[lim - 1].sseq > upto)
+		lim--;
+	bool others = other_stores(m, cpu);
 	/* nothing below adds to this CPU's stores (drain_older() takes other CPUs' only), so ps
-	 * stays put while it is applied, and slot `keep` is one already read */
-	for (uint32_t i = 0; i < c->stores.n; i++) {
+	 * stays put while it is applied */
+	for (uint32_t i = 0; i < lim; i++) {
 		const struct pend_store *ps = &c->stores.v[i];
-		if (ps->sseq > upto) {
-			c->stores.v[keep++] = *ps;
-			continue;
-		}
 		const struct pt_frame *fr = &m->frames.v[ps->frame];
 		if (fr->state != PT_FS_TABLE)
 			continue;	/* freed since the store: nothing to see */
 		/* the level a constant in each copy, where leaves are: its leaf and size tests fold */
-		uint32_t n, max = c->stores.n - i;
+		uint32_t n, max = lim - i;
 		if (!fr->level_known)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, false, 3);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, false, 3);
 		else if (fr->level == 3)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 3);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 3);
 		else if (fr->level == 2)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 2);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 2);
 		else
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, fr->level);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, fr->level);
 		if (n) {
 			i += n - 1;
 			continue;
@@ -1654,11 +1671,13 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		 * whatever apply_visible() and drain_older() add to m->frames */
 		struct pt_table *t = fr->tbl;
 		unsigned idx = ps->idx;
-		if (t->npending[idx] && --t->npending[idx])
+		if (t->npending[idx] && --t->npending[idx]) {
 			/* coherence: stores to this entry that come before this one in coherence order
 			 * (other CPUs' older stores, which this CPU's program observed) reach the walker
 			 * first */
 			drain_older(m, cpu, ps->frame, idx, ps->sseq);
+			others = other_stores(m, cpu);	/* (it may have taken their last) */
+		}
 		/* a later store to the entry already visible wins over this one */
 		if (t->vis_sseq[idx] > ps->sseq)
 			continue;
@@ -1667,7 +1686,9 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		t->vis_sseq[idx] = ps->sseq;
 		m->applying = NULL;
 	}
-	c->stores.n = keep;
+	if (lim < c->stores.n)
+		memmove(c->stores.v, c->stores.v + lim, (c->stores.n - lim) * sizeof(*c->stores.v));
+	c->stores.n -= lim;
 }
 
 static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
