@@ -1103,7 +1103,8 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 
 /* A visible leaf of table t (frame f) at a known level goes from `old` to `new` by store s: it
  * leaves the rmap, and unless a cached `old` stays harmless it becomes a stale fact at each
- * position, stamped with s's op (stamp(), m->applying being s or, in a run, not set).
+ * position, stamped with s's op (stamp(), m->applying being s or, in a run, not set) and the
+ * visibility sequence seq (m->seq, or in a run what it will be).
  * In a run (drain_run(), whose stores go to consecutive entries, with nothing between two of
  * them that adds, removes or indexes a fact): rp is t's one position, read at the run's start
  * (NULL: read here, and t may have any number); prev_tail is the tail mark the run's previous
@@ -1115,8 +1116,9 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
 							    uint64_t new, int level, unsigned by_cpu,
-							    const struct pend_store *s, const struct run_pos *rp,
-							    uint64_t prev_tail, uint64_t *run_tail)
+							    const struct pend_store *s, uint64_t seq,
+							    const struct run_pos *rp, uint64_t prev_tail,
+							    uint64_t *run_tail)
 {
 	rmap_update(m, old, level, f, idx, false);
 	/* (pt_stale_is_harmless() of a new value that is no leaf, a clear's, is false: not called;
@@ -1133,7 +1135,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				pp = &m->pos.v[p];
 				fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
-					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+					 pp->live ? m->allmask : pp->cpumask, m->event_index, seq, by_cpu, op);
 			}
 			return;
 		}
@@ -1144,7 +1146,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	uint32_t n = m->facts.n;
 	bool global = fact_global(old, rp->global);
 	fact_append(m, rp->va + idx * size, (unsigned)level, old, global, rp->asid, rp->cpumask, m->event_index,
-		    m->seq, by_cpu, op, prev_tail == tail_mark(n, global));
+		    seq, by_cpu, op, prev_tail == tail_mark(n, global));
 	if (run_tail && m->facts.n != n)
 		*run_tail = tail_mark(m->facts.n, global);
 }
@@ -1181,7 +1183,7 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 			}
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, m->seq, NULL, NO_TAIL, NULL);
 	}
 
 	if (pt_desc_is_table(new, level)) {
@@ -1199,17 +1201,16 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 	}
 }
 
-/* Entry idx of table t shows `new` to the walker: the entry, its table bit (not for a table
- * known to be of level 3, leaf3: see vis_tables), the visibility sequence. */
-static inline __attribute__((always_inline)) void set_visible(struct pt_machine *m, struct pt_table *t, unsigned idx,
-							      uint64_t new, bool leaf3)
+/* Entry idx of table t shows `new` to the walker: the entry and its table bit (not for a table
+ * known to be of level 3, leaf3: see vis_tables).  The caller moves the visibility sequence. */
+static inline __attribute__((always_inline)) void set_visible(struct pt_table *t, unsigned idx, uint64_t new,
+							      bool leaf3)
 {
 	t->visible[idx] = new;
 	/* (the bit cleared, then set if new is one: no branch) */
 	if (!leaf3)
 		t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
 					  (uint64_t)((new & 3) == 3) << (idx % 64);
-	m->seq++;
 }
 
 /* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker.  (Inline:
@@ -1221,7 +1222,8 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	uint64_t old = t->visible[idx];
 	if (old == new)
 		return;
-	set_visible(m, t, idx, new, false);
+	set_visible(t, idx, new, false);
+	m->seq++;
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
@@ -1232,7 +1234,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	}
 	/* leaves and invalid entries: no position of any table changes, no frame is made */
 	if (pt_desc_is_leaf(old, level))
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, m->seq, NULL, NO_TAIL, NULL);
 	if (pt_desc_is_leaf(new, level))
 		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
@@ -1583,6 +1585,9 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 	const struct run_pos *rp = NULL;	/* t's one position, if it has one (see leaf_gone()) */
 	uint32_t n;
 	uint64_t run_tail = NO_TAIL;
+	/* m->seq, moved here store by store: in the run only leaf_gone() reads it, from here, and
+	 * it is stored back before leaf_live() (whose hooks see m) and at the end */
+	uint64_t seq = m->seq;
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
@@ -1608,18 +1613,22 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
-			set_visible(m, t, idx, new, known && level == 3);
+			set_visible(t, idx, new, known && level == 3);
+			seq++;
 			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes,
 			 * from s: m->applying, which stamp() reads, is not needed) */
 			if (known && pt_desc_is_leaf(old, level))
-				leaf_gone(m, t, f, idx, old, new, level, by_cpu, s, rp, prev_tail, &run_tail);
-			if (known && pt_desc_is_leaf(new, level) && one_call)
+				leaf_gone(m, t, f, idx, old, new, level, by_cpu, s, seq, rp, prev_tail, &run_tail);
+			if (known && pt_desc_is_leaf(new, level) && one_call) {
 				rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
-			else if (known && pt_desc_is_leaf(new, level))
+			} else if (known && pt_desc_is_leaf(new, level)) {
+				m->seq = seq;
 				leaf_live(m, t, f, idx, new, level, by_cpu);
+			}
 		}
 		t->vis_sseq[idx] = s->sseq;
 	}
+	m->seq = seq;
 	if (one_call && n)
 		m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level, rp->asid,
 				      rp->global, &t->visible[ps->idx], by_cpu);
