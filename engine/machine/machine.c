@@ -1578,8 +1578,9 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
  * In a table of known level hooked nowhere (no position: a THP split's new table before the
  * PMD that hooks it is visible, a new vmalloc PTE table), leaf_gone() makes no stale fact and
  * leaf_live() calls no hook, having no position to do it for: a store there changes the rmap
- * alone, in a loop of its own.  (Its run test is the other loop's, written out: made a helper
- * of both, it left LTO inlining the rmap and chunk helpers no more, +4 % per exec.)
+ * alone.  So does a store of a run of makes, whose leaf_live() is the hook after the run.  Both
+ * take a loop of their own.  (Its run test is the other loop's, written out: made a helper of
+ * both, it left LTO inlining the rmap and chunk helpers no more, +4 % per exec.)
  */
 static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, uint32_t f,
 							     const struct pend_store *ps, uint32_t max,
@@ -1597,13 +1598,21 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
-	if (known && t->first_pos == NO_POS) {
+	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
+		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
+		rp = &one_pos;
+	}
+	/* (ps[0] is entry ps->idx of t: if it starts a run, it starts one of makes unless that
+	 * entry's visible value is a leaf) */
+	one_call = rp && m->obs && m->obs->leaf_live_run && !pt_desc_is_leaf(t->visible[ps->idx], level);
+	if (known && (t->first_pos == NO_POS || one_call)) {
 		for (n = 0; n < max; n++) {
 			const struct pend_store *s = &ps[n];
 			unsigned idx = s->idx;
 			uint64_t old = t->visible[idx], new = s->val;
 			if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
-			    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
+			    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level) ||
+			    (one_call && pt_desc_is_leaf(old, level)))
 				break;
 			if (t->npending[idx])
 				t->npending[idx]--;
@@ -1613,18 +1622,16 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 				if (pt_desc_is_leaf(old, level))
 					rmap_update(m, old, level, f, idx, false);	/* leaf_gone() */
 				if (pt_desc_is_leaf(new, level))
-					rmap_update(m, new, level, f, idx, true);	/* leaf_live() */
+					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), its hook after */
 			}
 			t->vis_sseq[idx] = s->sseq;
 		}
 		m->seq = seq;
+		if (one_call && n)
+			m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level,
+					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
 		return n;
 	}
-	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
-		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
-		rp = &one_pos;
-	}
-	one_call = rp && m->obs && m->obs->leaf_live_run;
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		uint64_t prev_tail = run_tail;	/* (see leaf_gone()) */
@@ -1634,11 +1641,6 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
 		    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
 			break;
-		if (one_call && pt_desc_is_leaf(old, level)) {
-			if (n)
-				break;
-			one_call = false;	/* not a run of makes: hooks store by store */
-		}
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
@@ -1648,9 +1650,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			 * from s: m->applying, which stamp() reads, is not needed) */
 			if (known && pt_desc_is_leaf(old, level))
 				leaf_gone(m, t, f, idx, old, new, level, by_cpu, s, seq, rp, prev_tail, &run_tail);
-			if (known && pt_desc_is_leaf(new, level) && one_call) {
-				rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
-			} else if (known && pt_desc_is_leaf(new, level)) {
+			if (known && pt_desc_is_leaf(new, level)) {
 				m->seq = seq;
 				leaf_live(m, t, f, idx, new, level, by_cpu);
 			}
@@ -1658,9 +1658,6 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		t->vis_sseq[idx] = s->sseq;
 	}
 	m->seq = seq;
-	if (one_call && n)
-		m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level, rp->asid,
-				      rp->global, &t->visible[ps->idx], by_cpu);
 	return n;
 }
 
