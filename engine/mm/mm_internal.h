@@ -132,6 +132,23 @@ struct ref_snapshot { uint64_t n, cap, *w; };
 /* the snapshots of the zaps in flight on a space: at most one per thread */
 #define REF_WATCH_MAX	(PT_MAX_CPUS + PT_MAX_THREADS)
 
+/*
+ * The translation of consecutive pages, one root-to-leaf walk per subtree
+ * instead of one per page: ref_check() reads the page tables and changes
+ * nothing, so a walk's result holds for every page its last entry covers,
+ * and the PTE table it ended in serves every page of its 2M (ref.c).
+ */
+struct walk_cache {
+	uint64_t lo, hi;		/* [lo, hi): pages whose walk gives `r` (pa rebased), empty if lo == hi */
+	struct pt_walk_result r;
+	bool mapped;
+	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
+	const uint64_t *pte;		/* NULL: none cached */
+	const uint64_t *pte_stored;	/* its entries stored to (pt_machine_table_stored()) */
+	uint32_t pte_frame;
+	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
+};
+
 struct ref_map {
 	struct ref_chunk **chunk;	/* in use: chunk[0..nchunk) */
 	uint32_t nchunk, capchunk;	/* chunk[nchunk..capchunk): free, for re-use */
@@ -141,6 +158,10 @@ struct ref_map {
 	/* snapshots sorted by va whose words a clear of their va forgets (ref_watch()) */
 	struct ref_snapshot *watch[REF_WATCH_MAX];
 	unsigned nwatch;
+	/* the walks of the space's last reference check, kept for the next while the machine's
+	 * tables stay as they were: table_gen, latest_gen are theirs then (ref_check()) */
+	struct walk_cache wc;
+	uint64_t wc_table_gen, wc_latest_gen;
 };
 
 void ref_map_init(struct ref_map *r);
