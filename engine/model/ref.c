@@ -328,12 +328,16 @@ static inline __attribute__((always_inline)) void each_word(const struct ref_map
 		struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
 		if (!c || c->key < first || c->key > last)
 			continue;
-		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
-			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+		/* its words [lo, hi) are those whose page is in [start, end): the present bits
+		 * there, a 64-bit word at a time, in the order of their index */
+		uint64_t base = c->key << PMD_SHIFT;
+		unsigned lo = start > base ? (unsigned)((start - base + PAGE_SIZE - 1) >> PAGE_SHIFT) : 0;
+		unsigned hi = end - base < PMD_SIZE ? (unsigned)((end - base + PAGE_SIZE - 1) >> PAGE_SHIFT) :
+						      PTRS_PER_PTE;
+		for (unsigned w = lo / 64; lo < hi && w <= (hi - 1) / 64; w++)
+			for (uint64_t b = c->present[w] & word_bits(w, lo, hi); b; b &= b - 1) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
-				uint64_t va = (c->key << PMD_SHIFT) + (uint64_t)i * PAGE_SIZE;
-				if (va >= start && va < end)
-					fn(ctx, c, i, va);
+				fn(ctx, c, i, base + (uint64_t)i * PAGE_SIZE);
 			}
 	}
 }
@@ -793,14 +797,25 @@ static inline uint64_t pte_none_until(const struct walk_cache *wc, uint64_t va, 
 			continue;
 		}
 		/* the entries stored to, a run of consecutive ones at a time (a clear leaves
-		 * hundreds in a row): one tight loop over each run's PTEs */
-		unsigned t = (unsigned)__builtin_ctzll(more), r;
+		 * hundreds in a row): their OR first, which has both low bits or PT_DESC_PROTNONE
+		 * set if any of them has (the common run, all zero, passes at once); one by one
+		 * only then */
+		unsigned t = (unsigned)__builtin_ctzll(more);
 		more >>= t;
-		r = ~more ? (unsigned)__builtin_ctzll(~more) : 64;
+		uint64_t r = ~more ? (unsigned)__builtin_ctzll(~more) : 64, any = 0;
 		va += (uint64_t)t * PAGE_SIZE;
-		for (const uint64_t *p = &wc->pte[i + t]; r-- && va < stop; p++, va += PAGE_SIZE)
-			if ((*p & 3) == 3 || (*p & PT_DESC_PROTNONE))
-				return va;
+		if (va >= stop)
+			break;
+		if (r > (stop - va + PAGE_SIZE - 1) >> PAGE_SHIFT)
+			r = (stop - va + PAGE_SIZE - 1) >> PAGE_SHIFT;	/* the pages below stop */
+		const uint64_t *p = &wc->pte[i + t];
+		for (uint64_t k = 0; k < r; k++)
+			any |= p[k];
+		if ((any & 3) == 3 || (any & PT_DESC_PROTNONE))
+			for (uint64_t k = 0; k < r; k++)
+				if ((p[k] & 3) == 3 || (p[k] & PT_DESC_PROTNONE))
+					return va + k * PAGE_SIZE;
+		va += r * PAGE_SIZE;
 	}
 	return stop;
 }
