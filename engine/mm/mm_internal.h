@@ -576,6 +576,9 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx);
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len);
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot);
+/*! ref_walk() : pt_walk() of va in s over the latest tables, answered from the walk cache of the
+ * space's reference checks where it holds (ref.c). */
+bool ref_walk(struct mm_model *mm, struct mm_space *s, uint64_t va, struct pt_walk_result *r);
 /*!
  * ref_check() : after an op, the page tables of s over [start, end) must agree with the
  * reference; a difference is reported as I10 naming the op.  Returns false on mismatch.

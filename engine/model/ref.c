@@ -1024,6 +1024,11 @@ static struct walk_cache *walks_of(struct mm_model *mm, struct mm_space *s)
 	return &r->wc;
 }
 
+bool ref_walk(struct mm_model *mm, struct mm_space *s, uint64_t va, struct pt_walk_result *r)
+{
+	return walk_page(mm, s, va, walks_of(mm, s), r);
+}
+
 bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
 	       const char *opname)
 {
