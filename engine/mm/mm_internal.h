@@ -542,6 +542,20 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t);
 /*! mm_switch_to() : make asid current in TTBR0 of t's CPU (context switch) if it is not. */
 void mm_switch_to(struct mm_model *mm, struct mm_thread *t, struct mm_space *s);
+/* The index of the first VMA of s that ends above addr (s->nvma if none): the VMAs are sorted
+ * and do not overlap, so it is the one containing addr if any, else the first after it. */
+static inline uint32_t vma_index_above(const struct mm_space *s, uint64_t addr)
+{
+	uint32_t lo = 0, hi = s->nvma;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->vma[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 struct mm_vma *find_vma(struct mm_space *s, uint64_t addr);	/* the VMA containing addr, or NULL */
 /*! vma_insert() : add [start, end) (must not overlap an existing VMA); returns it. */
 struct mm_vma *vma_insert(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot, unsigned order,

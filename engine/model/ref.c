@@ -707,14 +707,7 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
  * or the gap between two VMAs (the VMAs are sorted and do not overlap). */
 static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t a = 0, b = s->nvma;
-	while (a < b) {
-		uint32_t mid = (a + b) / 2;
-		if (s->vma[mid].end <= va)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	uint32_t a = vma_index_above(s, va);
 	if (a < s->nvma && s->vma[a].start <= va) {
 		*lo = s->vma[a].start;
 		*hi = s->vma[a].end;
