@@ -158,8 +158,8 @@ struct ref_map {
 	/* snapshots sorted by va whose words a clear of their va forgets (ref_watch()) */
 	struct ref_snapshot *watch[REF_WATCH_MAX];
 	unsigned nwatch;
-	/* the walks of the space's last reference check, kept for the next while the machine's
-	 * tables stay as they were: table_gen, latest_gen are theirs then (ref_check()) */
+	/* the walks of the space's last reference checks and faults (ref_walk()), kept for the
+	 * next while the machine's tables stay as they were: table_gen, latest_gen are theirs then */
 	struct walk_cache wc;
 	uint64_t wc_table_gen, wc_latest_gen;
 };

@@ -997,7 +997,7 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 }
 
 /*
- * The walk cache of a check of s: what the space's last check left in it, while no event has
+ * The walk cache of a check or walk of s: what the space's last ones left in it, while no event has
  * changed a table, a root or a frame since (pt_machine_table_gen(), which a reset starts again;
  * pt_machine_latest_gen() never goes back, so the pair tells a reset machine apart): every
  * walk it holds then gives what pt_walk() gives now, and walk_page() answers as from an empty
