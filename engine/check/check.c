@@ -870,6 +870,13 @@ static inline void check_leaf_conflict(struct pt_checker *c, struct pt_machine *
 static void check_table_conflict(struct pt_checker *c, struct pt_machine *m, uint64_t va, unsigned level,
 				 uint16_t asid, bool global, uint32_t child, unsigned by_cpu);
 
+/* Does the facts memo answer for [va, last]: made of a range holding it, no fact come or gone since? */
+static inline bool facts_memo_covers(const struct facts_memo *fm, const struct pt_machine *m, uint64_t va,
+				     uint64_t last)
+{
+	return fm->valid && fm->gen == pt_machine_facts_gen(m) && va >= fm->lo && last <= fm->hi;
+}
+
 /*
  * At a store's hook: is it known that no stale fact overlaps [va, va + size of level), the
  * VAs of an entry of a table whose first VA is base?  Then pt_machine_facts_overlapping()
@@ -884,7 +891,7 @@ static bool facts_none_near(struct pt_checker *c, struct pt_machine *m, uint64_t
 	uint32_t n = pt_machine_nfacts(m);
 	if (!n)
 		return true;
-	if (fm->valid && fm->gen == pt_machine_facts_gen(m) && va >= fm->lo && va + (size - 1) <= fm->hi)
+	if (facts_memo_covers(fm, m, va, va + (size - 1)))
 		return fm->none;
 	if (n >= 64)
 		return false;
@@ -1419,15 +1426,36 @@ static uint32_t pending_clearer(const struct pt_checker *c, uint32_t f, unsigned
 	return 0;
 }
 
-/* I4: may stale fact f, which overlaps the VAs of a new leaf desc at va, be cached beside it? */
+/* conflict_free() of the last pair of descriptors asked, and its answer */
+struct cf_memo {
+	bool valid, free;
+	uint64_t old, new;
+};
+
+/*
+ * conflict_free(old, new), from the memo cm when it holds a pair with the bits outside the
+ * output address of old and new and output addresses the same distance from theirs (the leaves
+ * of a run step together with the stale facts of the entries they replace): conflict_free()
+ * reads the output addresses only in comparing old's with new's (old == new among them), the
+ * other bits as they are, so it gives such pairs one answer.
+ */
+static inline bool conflict_free_memo(struct cf_memo *cm, uint64_t old, uint64_t new)
+{
+	if (!cm->valid || (((old ^ cm->old) | (new ^ cm->new)) & ~PT_DESC_OA_MASK) || old - cm->old != new - cm->new)
+		*cm = (struct cf_memo){ true, conflict_free(old, new), old, new };
+	return cm->free;
+}
+
+/* I4: may stale fact f, which overlaps the VAs of a new leaf desc at va, be cached beside it?
+ * cm: the memo of conflict_free_memo(), the caller's, for the leaves it asks about. */
 static inline bool fact_leaf_conflicts(struct pt_checker *c, const struct pt_fact *f, uint64_t va, unsigned level,
-				       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu)
+				       uint16_t asid, bool global, uint64_t desc, unsigned by_cpu, struct cf_memo *cm)
 {
 	if (!(f->global || global || f->asid == asid))
 		return false;
 	if (f->desc == desc && f->va == va && f->level == level)
 		return false;
-	if (f->va == va && f->level == level && conflict_free(f->desc, desc))
+	if (f->va == va && f->level == level && conflict_free_memo(cm, f->desc, desc))
 		return false;
 	return !refill_before_deferred_flush(c, f->op, f->global || global, by_cpu);
 }
@@ -1440,10 +1468,11 @@ static bool leaf_fact_conflict(struct pt_checker *c, struct pt_machine *m, uint6
 	uint64_t size = pt_level_size(level);
 	uint32_t n = pt_machine_facts_overlapping(m, va, size, hits, MAX_HITS);
 	char tb[32];
+	struct cf_memo cm = { 0 };
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct pt_fact *f = pt_machine_fact(m, hits[i]);
-		if (!fact_leaf_conflicts(c, f, va, level, asid, global, desc, by_cpu))
+		if (!fact_leaf_conflicts(c, f, va, level, asid, global, desc, by_cpu, &cm))
 			continue;
 		struct pt_stale s;
 		stale_from_fact(&s, f);
@@ -1585,11 +1614,18 @@ static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsig
 	uint64_t size = pt_level_size(level);
 	uint32_t hits[PT_PTRS + 1];
 	uint64_t ask[PT_PTRS / 64] = { 0 };
-	uint32_t nh = pt_machine_nfacts(m) ? pt_machine_facts_overlapping(m, va, n * size, hits, PT_PTRS + 1) : 0;
+	bool asks = false;	/* a bit of ask[] is set */
+	struct cf_memo cm = { 0 };
+	/* the facts memo, made at the stores of these leaves, mostly knows the query finds none
+	 * (reading it changes nothing) */
+	const struct facts_memo *fm = &c->facts_memo;
+	uint32_t nh = pt_machine_nfacts(m) && !(fm->none && facts_memo_covers(fm, m, va, va + (n * size - 1))) ?
+		      pt_machine_facts_overlapping(m, va, n * size, hits, PT_PTRS + 1) : 0;
 
 	if (nh == PT_PTRS + 1) {
 		/* maybe not all: each leaf asks its own */
 		memset(ask, 0xff, sizeof(ask));
+		asks = true;
 		nh = 0;
 	} else if (!nh && (level == 3 || !pt_machine_nstale_pos(m))) {
 		return;
@@ -1601,9 +1637,14 @@ static void on_leaf_live_run(void *ctx, struct pt_machine *m, uint64_t va, unsig
 		unsigned k1 = (last - va) / size < n ? (unsigned)((last - va) / size) : n - 1;
 		for (; k <= k1; k++)
 			if (pt_desc_is_leaf(descs[k], level) &&
-			    fact_leaf_conflicts(c, f, va + k * size, level, asid, global, descs[k], by_cpu))
+			    fact_leaf_conflicts(c, f, va + k * size, level, asid, global, descs[k], by_cpu, &cm)) {
 				ask[k / 64] |= 1ull << (k % 64);
+				asks = true;
+			}
 	}
+	/* no leaf asks its facts: as without any, nothing to ask at level 3 or without stale positions */
+	if (!asks && (level == 3 || !pt_machine_nstale_pos(m)))
+		return;
 	for (unsigned k = 0; k < n; k++)
 		if (pt_desc_is_leaf(descs[k], level))
 			check_leaf_conflict(c, m, va + k * size, level, asid, global, descs[k], by_cpu,

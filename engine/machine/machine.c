@@ -39,7 +39,10 @@ struct pt_table {
 	 * touched (a user PTE table holds a few dozen entries; a memset of all is 13 KiB) */
 	uint64_t dirty[PT_PTRS / 64];
 	/* bit i: visible[i] is a table descriptor (0b11; at level 3 a page): the children
-	 * for_each_child() visits, without a scan of all 512 entries of every table hooked */
+	 * for_each_child() visits, without a scan of all 512 entries of every table hooked.
+	 * Not kept once the table's level is known to be 3 (set_visible()): for_each_child()
+	 * reads no level-3 table's, and a table keeps its level until it goes back to the pool,
+	 * where table_new() clears them */
 	uint64_t vis_tables[PT_PTRS / 64];
 };
 
@@ -62,6 +65,13 @@ struct pend_store {
 	uint32_t op;		/* the operation that made the store (stale entries are its doing) */
 	uint8_t op_open;
 };
+
+/* The op a store's stale entries are stamped with (stamp()): the operation that made it, if one
+ * was open. */
+static inline uint32_t store_op(const struct pend_store *ps)
+{
+	return ps->op_open ? ps->op : 0;
+}
 
 /* cpu's stores up to store sequence `upto`, observed by another CPU */
 struct drain {
@@ -605,8 +615,9 @@ static uint32_t stamp(const struct pt_machine *m, unsigned cpu)
 {
 	const struct pend_store *ps = m->applying;
 	const struct pt_opctx *o = &m->cpu[cpu].op;
-	bool open = ps ? ps->op_open : o->open;
-	return open ? (ps ? ps->op : o->id) : 0;
+	if (ps)
+		return store_op(ps);
+	return o->open ? o->id : 0;
 }
 
 /* Visit the table descriptors of a table's visible entries. */
@@ -1090,8 +1101,10 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 	return (uint64_t)n << 1 | global;
 }
 
-/* A visible leaf of table t (frame f) at a known level goes from `old` to `new`: it leaves the
- * rmap, and unless a cached `old` stays harmless it becomes a stale fact at each position.
+/* A visible leaf of table t (frame f) at a known level goes from `old` to `new` by store s: it
+ * leaves the rmap, and unless a cached `old` stays harmless it becomes a stale fact at each
+ * position, stamped with s's op (stamp(), m->applying being s or, in a run, not set) and the
+ * visibility sequence seq (m->seq, or in a run what it will be).
  * In a run (drain_run(), whose stores go to consecutive entries, with nothing between two of
  * them that adds, removes or indexes a fact): rp is t's one position, read at the run's start
  * (NULL: read here, and t may have any number); prev_tail is the tail mark the run's previous
@@ -1103,6 +1116,7 @@ static inline uint64_t tail_mark(uint32_t n, bool global)
 static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m, const struct pt_table *t,
 							    uint32_t f, unsigned idx, uint64_t old,
 							    uint64_t new, int level, unsigned by_cpu,
+							    const struct pend_store *s, uint64_t seq,
 							    const struct run_pos *rp, uint64_t prev_tail,
 							    uint64_t *run_tail)
 {
@@ -1113,7 +1127,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	    (pt_desc_is_leaf(new, level) && pt_stale_is_harmless(old, new, (unsigned)level, m->lpa2)))
 		return;
 	uint64_t size = pt_level_size(level);
-	uint32_t op = stamp(m, by_cpu);	/* fact_add() changes neither the op nor the store */
+	uint32_t op = store_op(s);
 	struct run_pos one;
 	if (!rp) {
 		const struct pt_pos *pp = &m->pos.v[t->first_pos];
@@ -1121,7 +1135,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 			for (uint32_t p = t->first_pos; p != NO_POS; p = m->pos.v[p].next) {
 				pp = &m->pos.v[p];
 				fact_add(m, pp->va + idx * size, (unsigned)level, old, pp->global, pp->asid,
-					 pp->live ? m->allmask : pp->cpumask, m->event_index, m->seq, by_cpu, op);
+					 pp->live ? m->allmask : pp->cpumask, m->event_index, seq, by_cpu, op);
 			}
 			return;
 		}
@@ -1132,7 +1146,7 @@ static inline __attribute__((always_inline)) void leaf_gone(struct pt_machine *m
 	uint32_t n = m->facts.n;
 	bool global = fact_global(old, rp->global);
 	fact_append(m, rp->va + idx * size, (unsigned)level, old, global, rp->asid, rp->cpumask, m->event_index,
-		    m->seq, by_cpu, op, prev_tail == tail_mark(n, global));
+		    seq, by_cpu, op, prev_tail == tail_mark(n, global));
 	if (run_tail && m->facts.n != n)
 		*run_tail = tail_mark(m->facts.n, global);
 }
@@ -1169,7 +1183,7 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 			}
 		}
 	} else if (pt_desc_is_leaf(old, level)) {
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, m->seq, NULL, NO_TAIL, NULL);
 	}
 
 	if (pt_desc_is_table(new, level)) {
@@ -1187,15 +1201,16 @@ static __attribute__((noinline)) void apply_visible_table(struct pt_machine *m, 
 	}
 }
 
-/* Entry idx of table t shows `new` to the walker: the entry, its table bit, the visibility sequence. */
-static inline __attribute__((always_inline)) void set_visible(struct pt_machine *m, struct pt_table *t, unsigned idx,
-							      uint64_t new)
+/* Entry idx of table t shows `new` to the walker: the entry and its table bit (not for a table
+ * known to be of level 3, leaf3: see vis_tables).  The caller moves the visibility sequence. */
+static inline __attribute__((always_inline)) void set_visible(struct pt_table *t, unsigned idx, uint64_t new,
+							      bool leaf3)
 {
 	t->visible[idx] = new;
 	/* (the bit cleared, then set if new is one: no branch) */
-	t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
-				  (uint64_t)((new & 3) == 3) << (idx % 64);
-	m->seq++;
+	if (!leaf3)
+		t->vis_tables[idx / 64] = (t->vis_tables[idx / 64] & ~(1ull << (idx % 64))) |
+					  (uint64_t)((new & 3) == 3) << (idx % 64);
 }
 
 /* Entry idx of table frame f (a table: the callers check) becomes `new` for the walker.  (Inline:
@@ -1207,7 +1222,8 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	uint64_t old = t->visible[idx];
 	if (old == new)
 		return;
-	set_visible(m, t, idx, new);
+	set_visible(t, idx, new, false);
+	m->seq++;
 	OBS(m, pt_visible, f, idx, old, new, by_cpu);
 	if (!fr->level_known)
 		return;		/* not reachable from anything known: no translation changed */
@@ -1218,7 +1234,7 @@ static inline __attribute__((always_inline)) void apply_visible(struct pt_machin
 	}
 	/* leaves and invalid entries: no position of any table changes, no frame is made */
 	if (pt_desc_is_leaf(old, level))
-		leaf_gone(m, t, f, idx, old, new, level, by_cpu, NULL, NO_TAIL, NULL);
+		leaf_gone(m, t, f, idx, old, new, level, by_cpu, m->applying, m->seq, NULL, NO_TAIL, NULL);
 	if (pt_desc_is_leaf(new, level))
 		leaf_live(m, t, f, idx, new, level, by_cpu);
 }
@@ -1539,12 +1555,13 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 }
 
 /*
- * drain_stores() of cpu's stores from ps on (at most max), ps[0] drained, to table frame f at
- * level `level` (3 if not known: no table is looked for) while they form a run; the number
- * drained, 0 if ps[0] starts none.  A run: stores to entries idx, idx + 1, ... of the table,
- * each with sseq <= upto, no other CPU's store pending to its entry (npending 1 or 0, or no other
- * CPU with a pending store: the others to it are cpu's own, later ones, and drain_older() finds
- * nothing), no later store to it visible (vis_sseq) and no table descriptor as its old or new
+ * drain_stores() of cpu's stores from ps on (at most max, all with sseq <= upto), ps[0] drained,
+ * to table frame f at level `level` (3 if not known: no table is looked for) while they form a
+ * run; the number drained, 0 if ps[0] starts none.  others: another CPU has a pending store.
+ * A run: stores to entries idx, idx + 1, ... of the table, no other CPU's store pending to its
+ * entry (npending 1 or 0, or no other CPU with a pending store: the others to it are cpu's own,
+ * later ones, and drain_older() finds nothing), no later store to it visible (vis_sseq) and no
+ * table descriptor as its old or new
  * value at a known level (no apply_visible_table(): no frame is made, no position changes);
  * none if an observer watches every visible store (pt_visible).  Each store changes its own
  * entry only, so a store is judged when its turn comes as it would have been before the run's
@@ -1557,90 +1574,130 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
  * stale facts and positions alone, which a make changes neither of.  Such a run ends before a
  * store whose old value is a leaf (the stores from there are a run of their own, whose hooks
  * come store by store, right where they would have in one run with the makes before them).
+ *
+ * In a table of known level hooked nowhere (no position: a THP split's new table before the
+ * PMD that hooks it is visible, a new vmalloc PTE table), leaf_gone() makes no stale fact and
+ * leaf_live() calls no hook, having no position to do it for: a store there changes the rmap
+ * alone.  So does a store of a run of makes, whose leaf_live() is the hook after the run.  Both
+ * take a loop of their own.  (Its run test is the other loop's, written out: made a helper of
+ * both, it left LTO inlining the rmap and chunk helpers no more, +4 % per exec.)
  */
-static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, unsigned cpu, uint32_t f,
+static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, uint32_t f,
 							     const struct pend_store *ps, uint32_t max,
-							     uint64_t upto, unsigned by_cpu, bool known, int level)
+							     bool others, unsigned by_cpu, bool known, int level)
 {
 	struct pt_table *t = m->frames.v[f].tbl;
-	bool others = false, one_call;
+	bool one_call;
 	struct run_pos one_pos;
 	const struct run_pos *rp = NULL;	/* t's one position, if it has one (see leaf_gone()) */
 	uint32_t n;
 	uint64_t run_tail = NO_TAIL;
+	/* m->seq, moved here store by store: in the run only leaf_gone() reads it, from here, and
+	 * it is stored back before leaf_live() (whose hooks see m) and at the end */
+	uint64_t seq = m->seq;
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
-	for (unsigned k = 0; k < m->ncpus; k++)
-		others |= k != cpu && m->cpu[k].stores.n;
 	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
 		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
 		rp = &one_pos;
 	}
-	one_call = rp && m->obs && m->obs->leaf_live_run;
+	/* (ps[0] is entry ps->idx of t: if it starts a run, it starts one of makes unless that
+	 * entry's visible value is a leaf) */
+	one_call = rp && m->obs && m->obs->leaf_live_run && !pt_desc_is_leaf(t->visible[ps->idx], level);
+	if (known && (t->first_pos == NO_POS || one_call)) {
+		for (n = 0; n < max; n++) {
+			const struct pend_store *s = &ps[n];
+			unsigned idx = s->idx;
+			uint64_t old = t->visible[idx], new = s->val;
+			if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
+			    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level) ||
+			    (one_call && pt_desc_is_leaf(old, level)))
+				break;
+			if (t->npending[idx])
+				t->npending[idx]--;
+			if (old != new) {
+				set_visible(t, idx, new, level == 3);
+				seq++;
+				if (pt_desc_is_leaf(old, level))
+					rmap_update(m, old, level, f, idx, false);	/* leaf_gone() */
+				if (pt_desc_is_leaf(new, level))
+					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), its hook after */
+			}
+			t->vis_sseq[idx] = s->sseq;
+		}
+		m->seq = seq;
+		if (one_call && n)
+			m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level,
+					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
+		return n;
+	}
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		uint64_t prev_tail = run_tail;	/* (see leaf_gone()) */
 		run_tail = NO_TAIL;
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
-		if (s->frame != f || idx != ps->idx + n || s->sseq > upto || (t->npending[idx] > 1 && others) ||
+		if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
 		    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
 			break;
-		if (one_call && pt_desc_is_leaf(old, level)) {
-			if (n)
-				break;
-			one_call = false;	/* not a run of makes: hooks store by store */
-		}
 		if (t->npending[idx])
 			t->npending[idx]--;
 		if (old != new) {
-			set_visible(m, t, idx, new);
-			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes) */
-			if (known && pt_desc_is_leaf(old, level)) {
-				m->applying = s;
-				leaf_gone(m, t, f, idx, old, new, level, by_cpu, rp, prev_tail, &run_tail);
-				m->applying = NULL;
-			}
-			if (known && pt_desc_is_leaf(new, level) && one_call)
-				rmap_update(m, new, level, f, idx, true);	/* leaf_live(), hook after */
-			else if (known && pt_desc_is_leaf(new, level))
+			set_visible(t, idx, new, known && level == 3);
+			seq++;
+			/* (the store makes the stamps of stale facts, which leaf_gone() alone makes,
+			 * from s: m->applying, which stamp() reads, is not needed) */
+			if (known && pt_desc_is_leaf(old, level))
+				leaf_gone(m, t, f, idx, old, new, level, by_cpu, s, seq, rp, prev_tail, &run_tail);
+			if (known && pt_desc_is_leaf(new, level)) {
+				m->seq = seq;
 				leaf_live(m, t, f, idx, new, level, by_cpu);
+			}
 		}
 		t->vis_sseq[idx] = s->sseq;
 	}
-	if (one_call && n)
-		m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level, rp->asid,
-				      rp->global, &t->visible[ps->idx], by_cpu);
+	m->seq = seq;
 	return n;
+}
+
+/* Has a CPU other than cpu a pending store? */
+static bool other_stores(const struct pt_machine *m, unsigned cpu)
+{
+	for (unsigned k = 0; k < m->ncpus; k++)
+		if (k != cpu && m->cpu[k].stores.n)
+			return true;
+	return false;
 }
 
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
 	struct cpu *c = &m->cpu[cpu];
-	uint32_t keep = 0;
+	/* a store buffer is in store order (each store comes at its end with the next sseq, and
+	 * stores leave it without a change in the others' order): those with sseq <= upto are
+	 * its first lim, and the others stay */
+	uint32_t lim = c->stores.n;
+	while (lim && c->stores.v[lim - 1].sseq > upto)
+		lim--;
+	bool others = other_stores(m, cpu);
 	/* nothing below adds to this CPU's stores (drain_older() takes other CPUs' only), so ps
-	 * stays put while it is applied, and slot `keep` is one already read */
-	for (uint32_t i = 0; i < c->stores.n; i++) {
+	 * stays put while it is applied */
+	for (uint32_t i = 0; i < lim; i++) {
 		const struct pend_store *ps = &c->stores.v[i];
-		if (ps->sseq > upto) {
-			c->stores.v[keep++] = *ps;
-			continue;
-		}
 		const struct pt_frame *fr = &m->frames.v[ps->frame];
 		if (fr->state != PT_FS_TABLE)
 			continue;	/* freed since the store: nothing to see */
 		/* the level a constant in each copy, where leaves are: its leaf and size tests fold */
-		uint32_t n, max = c->stores.n - i;
+		uint32_t n, max = lim - i;
 		if (!fr->level_known)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, false, 3);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, false, 3);
 		else if (fr->level == 3)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 3);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 3);
 		else if (fr->level == 2)
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, 2);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 2);
 		else
-			n = drain_run(m, cpu, ps->frame, ps, max, upto, by_cpu, true, fr->level);
+			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, fr->level);
 		if (n) {
 			i += n - 1;
 			continue;
@@ -1649,11 +1706,13 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		 * whatever apply_visible() and drain_older() add to m->frames */
 		struct pt_table *t = fr->tbl;
 		unsigned idx = ps->idx;
-		if (t->npending[idx] && --t->npending[idx])
+		if (t->npending[idx] && --t->npending[idx]) {
 			/* coherence: stores to this entry that come before this one in coherence order
 			 * (other CPUs' older stores, which this CPU's program observed) reach the walker
 			 * first */
 			drain_older(m, cpu, ps->frame, idx, ps->sseq);
+			others = other_stores(m, cpu);	/* (it may have taken their last) */
+		}
 		/* a later store to the entry already visible wins over this one */
 		if (t->vis_sseq[idx] > ps->sseq)
 			continue;
@@ -1662,7 +1721,9 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		t->vis_sseq[idx] = ps->sseq;
 		m->applying = NULL;
 	}
-	c->stores.n = keep;
+	if (lim < c->stores.n)
+		memmove(c->stores.v, c->stores.v + lim, (c->stores.n - lim) * sizeof(*c->stores.v));
+	c->stores.n -= lim;
 }
 
 static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
@@ -2228,25 +2289,34 @@ static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint6
 	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
 }
 
+/* A record for lock (cls, key), which has none: free, never released; its index in lock_states.
+ * (Out of line: a lock's first use only, and inline its register saves were a third of every
+ * lookup's cost.) */
+static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, unsigned cls, uint64_t key)
+{
+	uint64_t k = lock_key(cls, key);
+	struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
+	if (m->lock_states.n < m->lock_bufs) {
+		/* the buffer of the record this one replaces, emptied (n = 0) */
+		z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
+		z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
+	}
+	VEC_PUSH(m->lock_states, z);
+	uint64_t i = m->lock_states.n - 1;
+	if (m->lock_bufs < m->lock_states.n)
+		m->lock_bufs = m->lock_states.n;
+	hmap_insert(&m->locks, k, i);
+	return i;
+}
+
 /* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
-static struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
+static inline struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
 {
 	uint64_t i = lock_find(m, cls, key);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
-		uint64_t k = lock_key(cls, key);
-		struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
-		if (m->lock_states.n < m->lock_bufs) {
-			/* the buffer of the record this one replaces, emptied (n = 0) */
-			z.rel.e = m->lock_states.v[m->lock_states.n].rel.e;
-			z.rel.cap = m->lock_states.v[m->lock_states.n].rel.cap;
-		}
-		VEC_PUSH(m->lock_states, z);
-		i = m->lock_states.n - 1;
-		if (m->lock_bufs < m->lock_states.n)
-			m->lock_bufs = m->lock_states.n;
-		hmap_insert(&m->locks, k, i);
+		i = lock_state_new(m, cls, key);
 	}
 	m->lock_memo_cls = (uint8_t)cls;
 	m->lock_memo_key = key;
@@ -2616,10 +2686,12 @@ static void lock_rule(struct pt_machine *m, const struct pt_event *ev)
 	VEC_PUSH(m->rules, r);
 }
 
-/* Apply an arch-level event of a kind the machine knows; false if it does not. */
-static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
+/* Apply an arch-level event of a kind the machine knows; false if it does not.  kind is ev->kind
+ * (inline: a caller that has it as a constant gets only its case) */
+static inline __attribute__((always_inline)) bool apply_event(struct pt_machine *m, const struct pt_event *ev,
+							      unsigned kind)
 {
-	switch (ev->kind) {
+	switch (kind) {
 	case PT_EV_PT_WRITE: pt_write(m, ev); break;
 	case PT_EV_PT_ZERO: pt_zero(m, ev); break;
 	case PT_EV_DSB:
@@ -2641,7 +2713,7 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 	case PT_EV_PAGE_ALLOC: page_alloc(m, ev); break;
 	case PT_EV_PAGE_FREE: page_free(m, ev); break;
 	case PT_EV_LOCK:
-	case PT_EV_UNLOCK: do_lock(m, ev, ev->kind == PT_EV_LOCK); break;
+	case PT_EV_UNLOCK: do_lock(m, ev, kind == PT_EV_LOCK); break;
 	case PT_EV_IRQ_ENTER: irq_enter(m, ev); break;
 	case PT_EV_IRQ_EXIT: irq_exit(m, ev); break;
 	case PT_EV_SWITCH: context_switch(m, ev); break;
@@ -2658,28 +2730,36 @@ static bool apply_event(struct pt_machine *m, const struct pt_event *ev)
 }
 
 /* What every applied event does before and after what is its own (pt_machine_event()). */
-/* n events of ev's kind and CPU begin (n > 1: a run, whose events nothing between sees one by
- * one) */
-static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+/* n events of ev's kind (kind: ev->kind, a constant where the caller has one) and CPU begin (n >
+ * 1: a run, whose events nothing between sees one by one) */
+static inline void kind_enter(struct pt_machine *m, const struct pt_event *ev, unsigned kind, unsigned n)
 {
 	m->cur = ev;
-	if (!event_keeps_tables(ev->kind))
+	if (!event_keeps_tables(kind))
 		m->walk_gen += n;
 }
 
 /* ... and end: the step hook if the op passes its bound (a run of n > 1 is taken at once only
  * where it stays within it, or there is no observer) */
-static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+static inline void kind_leave(struct pt_machine *m, const struct pt_event *ev, unsigned kind, unsigned n)
 {
 	unsigned cpu = ev->cpu;
 	struct pt_opctx *op = &m->cpu[cpu].op;	/* (its address once: the compiler made it twice) */
 	m->last_cpu = cpu;
-	if (op->open && ev->kind != PT_EV_BEGIN && ev->kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
+	if (op->open && kind != PT_EV_BEGIN && kind != PT_EV_COMMENT && (op->steps += n) > op->bound)
 		OBS(m, step, cpu, op);
 	m->event_index += n;
 	m->cur = NULL;
 }
 
+static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+{
+	kind_enter(m, ev, ev->kind, n);
+}
+static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
+{
+	kind_leave(m, ev, ev->kind, n);
+}
 static inline void event_enter(struct pt_machine *m, const struct pt_event *ev) { events_enter(m, ev, 1); }
 static inline void event_leave(struct pt_machine *m, const struct pt_event *ev) { events_leave(m, ev, 1); }
 
@@ -2690,13 +2770,40 @@ int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 		return -1;
 	assert(ev->cpu < m->ncpus);
 	event_enter(m, ev);
-	if (!apply_event(m, ev)) {
+	if (!apply_event(m, ev, ev->kind)) {
 		m->cur = NULL;	/* no event is current once this one is refused */
 		return -1;
 	}
 	event_leave(m, ev);
 	return 0;
 }
+
+/*
+ * pt_machine_event() of an event of an arch-level kind the machine knows, kind (ev->kind) a
+ * constant: the same steps in the same order, the kind's tests made by the compiler (the
+ * typed entry points below).
+ */
+static inline __attribute__((always_inline)) void event_of(struct pt_machine *m, const struct pt_event *ev,
+							   unsigned kind)
+{
+	assert(ev->kind == kind && ev->cpu < m->ncpus);
+	kind_enter(m, ev, kind, 1);
+	apply_event(m, ev, kind);
+	kind_leave(m, ev, kind, 1);
+}
+
+void pt_machine_lock_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_LOCK); }
+void pt_machine_unlock_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_UNLOCK); }
+void pt_machine_dsb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_DSB); }
+void pt_machine_dmb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_DMB); }
+void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ISB); }
+void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_BEGIN); }
+void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_END); }
+void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_ALLOC); }
+void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_FREE); }
+void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PT_WRITE); }
+void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_TLBI); }
+void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ACCESS); }
 
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {

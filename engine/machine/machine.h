@@ -248,6 +248,22 @@ void pt_machine_set_observer(struct pt_machine *m, const struct pt_observer *obs
  * return -1.  @return : 0 applied, -1 not an arch event.
  */
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev);
+/*
+ * pt_machine_event() of an event of the kind each is named after (ev->kind is that kind, ev->cpu
+ * one of the machine's CPUs): the same, without the dispatch on the kind.
+ */
+void pt_machine_lock_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_unlock_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_dsb_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_dmb_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev);
+void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev);
 /*!
  * pt_machine_free_run() : n PT_EV_PAGE_FREE events of first's CPU, the i-th of the 2^order pages
  * from first->pa + i * 2^order pages, leaving what n pt_machine_event() calls would (the same

@@ -501,7 +501,7 @@ static int __handle_mm_fault(struct mm_model *mm, struct mm_thread *t, struct mm
 		goto out;
 	}
 	struct pt_walk_result r;
-	if (pt_walk(mm->m, false, s->asid, addr, false, &r)) {
+	if (ref_walk(mm, s, addr, &r)) {
 		if (fm) {
 			uint64_t size = pt_level_size((int)r.level);
 			fm->lo = ALIGN_DOWN(addr, size);

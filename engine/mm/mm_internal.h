@@ -132,6 +132,23 @@ struct ref_snapshot { uint64_t n, cap, *w; };
 /* the snapshots of the zaps in flight on a space: at most one per thread */
 #define REF_WATCH_MAX	(PT_MAX_CPUS + PT_MAX_THREADS)
 
+/*
+ * The translation of consecutive pages, one root-to-leaf walk per subtree
+ * instead of one per page: ref_check() reads the page tables and changes
+ * nothing, so a walk's result holds for every page its last entry covers,
+ * and the PTE table it ended in serves every page of its 2M (ref.c).
+ */
+struct walk_cache {
+	uint64_t lo, hi;		/* [lo, hi): pages whose walk gives `r` (pa rebased), empty if lo == hi */
+	struct pt_walk_result r;
+	bool mapped;
+	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
+	const uint64_t *pte;		/* NULL: none cached */
+	const uint64_t *pte_stored;	/* its entries stored to (pt_machine_table_stored()) */
+	uint32_t pte_frame;
+	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
+};
+
 struct ref_map {
 	struct ref_chunk **chunk;	/* in use: chunk[0..nchunk) */
 	uint32_t nchunk, capchunk;	/* chunk[nchunk..capchunk): free, for re-use */
@@ -141,6 +158,10 @@ struct ref_map {
 	/* snapshots sorted by va whose words a clear of their va forgets (ref_watch()) */
 	struct ref_snapshot *watch[REF_WATCH_MAX];
 	unsigned nwatch;
+	/* the walks of the space's last reference checks and faults (ref_walk()), kept for the
+	 * next while the machine's tables stay as they were: table_gen, latest_gen are theirs then */
+	struct walk_cache wc;
+	uint64_t wc_table_gen, wc_latest_gen;
 };
 
 void ref_map_init(struct ref_map *r);
@@ -521,6 +542,20 @@ struct mm_space *mm_space_get(struct mm_model *mm, struct mm_thread *t, uint16_t
 struct mm_space *mm_kernel(struct mm_model *mm, struct mm_thread *t);
 /*! mm_switch_to() : make asid current in TTBR0 of t's CPU (context switch) if it is not. */
 void mm_switch_to(struct mm_model *mm, struct mm_thread *t, struct mm_space *s);
+/* The index of the first VMA of s that ends above addr (s->nvma if none): the VMAs are sorted
+ * and do not overlap, so it is the one containing addr if any, else the first after it. */
+static inline uint32_t vma_index_above(const struct mm_space *s, uint64_t addr)
+{
+	uint32_t lo = 0, hi = s->nvma;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (s->vma[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
 struct mm_vma *find_vma(struct mm_space *s, uint64_t addr);	/* the VMA containing addr, or NULL */
 /*! vma_insert() : add [start, end) (must not overlap an existing VMA); returns it. */
 struct mm_vma *vma_insert(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot, unsigned order,
@@ -555,6 +590,9 @@ void ref_for_each(const struct mm_space *s, uint64_t start, uint64_t end,
 		  void (*fn)(void *ctx, uint64_t va, uint64_t word), void *ctx);
 void ref_move(struct mm_space *s, uint64_t old, uint64_t new, uint64_t len);
 void ref_protect(struct mm_space *s, uint64_t start, uint64_t end, unsigned prot);
+/*! ref_walk() : pt_walk() of va in s over the latest tables, answered from the walk cache of the
+ * space's reference checks where it holds (ref.c). */
+bool ref_walk(struct mm_model *mm, struct mm_space *s, uint64_t va, struct pt_walk_result *r);
 /*!
  * ref_check() : after an op, the page tables of s over [start, end) must agree with the
  * reference; a difference is reported as I10 naming the op.  Returns false on mismatch.

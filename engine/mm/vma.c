@@ -24,14 +24,7 @@ struct mm_vma *find_vma(struct mm_space *s, uint64_t addr)
 	uint32_t h = s->vma_hint;
 	if (h < s->nvma && s->vma[h].start <= addr && addr < s->vma[h].end)
 		return &s->vma[h];
-	uint32_t lo = 0, hi = s->nvma;
-	while (lo < hi) {
-		uint32_t mid = (lo + hi) / 2;
-		if (s->vma[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = vma_index_above(s, addr);
 	if (lo < s->nvma && s->vma[lo].start <= addr) {
 		s->vma_hint = lo;
 		return &s->vma[lo];
@@ -139,22 +132,22 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end)
 /* The parts of VMAs inside [start, end), in order (the VMAs vms_gather_munmap_vmas() detaches). */
 uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out)
 {
-	uint32_t n = 0;
+	/* the VMAs are sorted and do not overlap: those inside are the ones from the first that
+	 * ends above start on, up to the first that starts at or past end */
+	uint32_t first = vma_index_above(s, start), n = 0;
 	*out = NULL;
-	for (uint32_t i = 0; i < s->nvma; i++)
-		if (s->vma[i].start < end && start < s->vma[i].end)
-			n++;
+	while (first + n < s->nvma && s->vma[first + n].start < end)
+		n++;
 	if (!n)
 		return 0;
 	struct vma_range *v = malloc(n * sizeof(*v));
 	if (!v)
 		abort();
-	n = 0;
-	for (uint32_t i = 0; i < s->nvma; i++)
-		if (s->vma[i].start < end && start < s->vma[i].end)
-			v[n++] = (struct vma_range){ s->vma[i].start > start ? s->vma[i].start : start,
-						     s->vma[i].end < end ? s->vma[i].end : end, s->vma[i].flags,
-						     s->vma[i].order, s->vma[i].anon_id };
+	for (uint32_t k = 0; k < n; k++) {
+		const struct mm_vma *a = &s->vma[first + k];
+		v[k] = (struct vma_range){ a->start > start ? a->start : start, a->end < end ? a->end : end, a->flags,
+					   a->order, a->anon_id };
+	}
 	*out = v;
 	return n;
 }
@@ -222,19 +215,15 @@ void pgtables_floor_ceiling(const struct mm_space *s, uint64_t start, uint64_t e
 	}
 }
 
-int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len)
+/*
+ * do_munmap() of the page-aligned range [start, end), whose VMA parts are v[0..n)
+ * (vmas_in_range() of it, the VMAs as they are now); v stays the caller's.
+ */
+static int munmap_vmas(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
+		       const struct vma_range *v, uint32_t n)
 {
-	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
-		return EINVAL;
-	len = ALIGN_UP(len, PAGE_SIZE);
-	if (!len)
-		return EINVAL;
-	uint64_t end = start + len;
 	const char *prev = mm_site(mm, t, "do_vmi_munmap");
-
-	struct vma_range *v;
 	int rc = 0;
-	uint32_t n = vmas_in_range(s, start, end, &v);
 	if (!n)
 		goto out;
 	/* __split_vma(): a hugetlb VMA splits only at its huge page size (hugetlb_vm_op_split()) */
@@ -248,10 +237,8 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 		if (!IS_ALIGNED(end, PAGE_SIZE << last->order))
 			rc = EINVAL;
 	}
-	if (rc) {
-		free(v);
+	if (rc)
 		goto out;
-	}
 	/* __split_vma() -> vma_adjust_trans_huge(): a THP across a new VMA boundary is split */
 	if (first->start < start)
 		split_huge_pmd_if_needed(mm, t, s, first->start, first->end, start);
@@ -271,10 +258,23 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 		unmap_single_vma(mm, t, &tlb, &v[i]);	/* unmap_vmas() */
 	free_pgtables(mm, t, &tlb, v, n, floor, ceiling);
 	tlb_finish_mmu(mm, t, &tlb);
-	free(v);
 	ref_clear_range(s, start, end);
 out:
 	mm_site(mm, t, prev);
+	return rc;
+}
+
+int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t len)
+{
+	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || len > TASK_SIZE - start)
+		return EINVAL;
+	len = ALIGN_UP(len, PAGE_SIZE);
+	if (!len)
+		return EINVAL;
+	struct vma_range *v;
+	uint32_t n = vmas_in_range(s, start, start + len, &v);
+	int rc = munmap_vmas(mm, t, s, start, start + len, v, n);
+	free(v);
 	return rc;
 }
 
@@ -289,7 +289,8 @@ int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event
 	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
 	struct vma_range *v;
 	uint32_t n = vmas_in_range(s, start, end, &v);
-	int rc = do_munmap(mm, t, s, start, end - start);
+	/* do_munmap(): the range passes its checks (above), and its VMA parts are these */
+	int rc = munmap_vmas(mm, t, s, start, end, v, n);
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	/* exactly the range goes: what was mapped in it, and what is left of a THP or a contpte
 	 * block split at its ends (the holes between VMAs had nothing to lose) */

@@ -49,7 +49,7 @@ static void emit_now(struct mm_model *mm, struct mm_thread *t, struct pt_event *
 	pt_dbg(PT_DBG_ENTRY, "cpu%u tid=%u %s%s%s va=%#llx pa=%#llx", t->cpu, t->tid,
 	       pt_kind_name(ev->kind), *pt_op_name(ev->kind, ev->op) ? " " : "",
 	       pt_op_name(ev->kind, ev->op), (unsigned long long)ev->va, (unsigned long long)ev->pa);
-	mm->sink.emit(mm->sink.ctx, ev);
+	mm->sink.emit_kind[ev->kind](mm->sink.ctx, ev);
 }
 
 void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev)
@@ -89,11 +89,22 @@ uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 	return entry_at(mm, entry_pa, 0, &f);
 }
 
+/*
+ * entry_at() of entries 0..n-1 from entry_pa on (an entry's address, 8-aligned): a page's
+ * entries at a time, from the latest entries of its frame, which entry_at() reads one by one
+ * (no table there: zeros, as entry_at() gives each).
+ */
 void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
 {
-	uint32_t f = PT_NO_FRAME;
-	for (unsigned i = 0; i < n; i++)
-		old[i] = entry_at(mm, entry_pa, i, &f);
+	for (unsigned i = 0, k; i < n; i += k) {
+		uint64_t pa = entry_pa + 8ull * i;
+		unsigned idx = (unsigned)((pa >> 3) & 511);
+		k = n - i < PTRS_PER_PTE - idx ? n - i : PTRS_PER_PTE - idx;
+		uint32_t f = pt_machine_lookup(mm->m, pa);
+		const uint64_t *latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
+		for (unsigned j = 0; j < k; j++)
+			old[i + j] = latest ? latest[idx + j] : 0;
+	}
 }
 
 /*
@@ -662,6 +673,9 @@ struct mm_model *mm_model_new(struct pt_machine *m, struct pt_checker *c, const 
 	mm->m = m;
 	mm->c = c;
 	mm->sink = *sink;
+	for (unsigned k = 0; k < PT_EV_MMAP; k++)
+		if (!mm->sink.emit_kind[k])
+			mm->sink.emit_kind[k] = sink->emit;
 	ref_map_init(&mm->kernel.ref);
 	hmap_init(&mm->deposit, LOG2_DEPOSIT);
 	mm_sched_init(mm);

@@ -26,6 +26,8 @@ struct mm_sink {
 	 * vals[i] to entry first->pa + 8 * i, or (vals NULL) an access of page first->va + 4K * i
 	 * or a page_free of the block at first->pa + i * (4K << first->order) */
 	void (*emit_run)(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n);
+	/* optional: emit() for the events of one arch-level kind, the same (NULL: emit()) */
+	void (*emit_kind[PT_EV_MMAP])(void *ctx, const struct pt_event *ev);
 };
 
 /*! mm_model_new() : a model over machine m (reporting I9/I10 through c), emitting through sink. */

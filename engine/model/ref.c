@@ -36,6 +36,7 @@ void ref_map_reset(struct ref_map *r)
 	hmap_reset(&r->by_key, LOG2_REF_CHUNKS);
 	r->last = NO_CHUNK;
 	r->nwatch = 0;
+	r->wc = (struct walk_cache){ 0 };	/* a space taken again: none of its walks holds */
 }
 
 void ref_map_destroy(struct ref_map *r)
@@ -327,12 +328,16 @@ static inline __attribute__((always_inline)) void each_word(const struct ref_map
 		struct ref_chunk *c = sparse ? r->chunk[ci] : chunk_find(r, first + ci);
 		if (!c || c->key < first || c->key > last)
 			continue;
-		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
-			for (uint64_t b = c->present[w]; b; b &= b - 1) {
+		/* its words [lo, hi) are those whose page is in [start, end): the present bits
+		 * there, a 64-bit word at a time, in the order of their index */
+		uint64_t base = c->key << PMD_SHIFT;
+		unsigned lo = start > base ? (unsigned)((start - base + PAGE_SIZE - 1) >> PAGE_SHIFT) : 0;
+		unsigned hi = end - base < PMD_SIZE ? (unsigned)((end - base + PAGE_SIZE - 1) >> PAGE_SHIFT) :
+						      PTRS_PER_PTE;
+		for (unsigned w = lo / 64; lo < hi && w <= (hi - 1) / 64; w++)
+			for (uint64_t b = c->present[w] & word_bits(w, lo, hi); b; b &= b - 1) {
 				unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
-				uint64_t va = (c->key << PMD_SHIFT) + (uint64_t)i * PAGE_SIZE;
-				if (va >= start && va < end)
-					fn(ctx, c, i, va);
+				fn(ctx, c, i, base + (uint64_t)i * PAGE_SIZE);
 			}
 	}
 }
@@ -496,23 +501,6 @@ static inline uint64_t desc_flags(uint64_t d, bool kernel)
 		return REF_PRESENT | REF_NUMA;
 	return valid_desc_flags(d, kernel ? PT_DESC_USER : 0, kernel ? PT_DESC_PXN : PT_DESC_UXN);
 }
-
-/*
- * The translation of consecutive pages, one root-to-leaf walk per subtree
- * instead of one per page: ref_check() reads the page tables and changes
- * nothing, so a walk's result holds for every page its last entry covers,
- * and the PTE table it ended in serves every page of its 2M.
- */
-struct walk_cache {
-	uint64_t lo, hi;		/* [lo, hi): pages whose walk gives `r` (pa rebased), empty if lo == hi */
-	struct pt_walk_result r;
-	bool mapped;
-	uint64_t pte_lo;		/* the PTE table `pte` translates [pte_lo, pte_lo + PMD_SIZE) */
-	const uint64_t *pte;		/* NULL: none cached */
-	const uint64_t *pte_stored;	/* its entries stored to (pt_machine_table_stored()) */
-	uint32_t pte_frame;
-	const struct mm_vma *vma;	/* the VMA found last (the VMAs do not change during a check) */
-};
 
 /* pt_walk() of va in s over the latest tables, as pt_walk() answers it. */
 static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, struct walk_cache *wc,
@@ -719,14 +707,7 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
  * or the gap between two VMAs (the VMAs are sorted and do not overlap). */
 static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t a = 0, b = s->nvma;
-	while (a < b) {
-		uint32_t mid = (a + b) / 2;
-		if (s->vma[mid].end <= va)
-			a = mid + 1;
-		else
-			b = mid;
-	}
+	uint32_t a = vma_index_above(s, va);
 	if (a < s->nvma && s->vma[a].start <= va) {
 		*lo = s->vma[a].start;
 		*hi = s->vma[a].end;
@@ -737,14 +718,14 @@ static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint
 	return NULL;
 }
 
-/* How many pages from va on, below stop, are present in chunk c under the 64-bit present word
- * of va's page (0 if any is missing); stop is at most the end of c's 2M. */
+/* How many pages from va on, below stop, chunk c has words for, the first of them va's, under the
+ * 64-bit present word of va's page; stop is at most the end of c's 2M. */
 static inline unsigned present_run(const struct ref_chunk *c, uint64_t va, uint64_t stop)
 {
-	unsigned i0 = pt_index(va, 3), n = 64 - i0 % 64;
-	if ((stop - va) >> PAGE_SHIFT < n)
-		n = (unsigned)((stop - va) >> PAGE_SHIFT);
-	return n && !(~c->present[i0 / 64] & word_bits(i0 / 64, i0, i0 + n)) ? n : 0;
+	unsigned i0 = pt_index(va, 3);
+	uint64_t more = ~(c->present[i0 / 64] >> (i0 % 64)), n = (stop - va) >> PAGE_SHIFT;
+	unsigned m = more ? (unsigned)__builtin_ctzll(more) : 64;	/* the shift brings in zeros */
+	return m < n ? m : (unsigned)n;
 }
 
 /* Nonzero unless each of the n words w[k], as (w[k] & keep) | add, equals the block's value for
@@ -795,6 +776,58 @@ static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n
 }
 
 /*
+ * The first page from va on, below stop (both in the PTE table wc caches), whose PTE maps a page
+ * or holds a PAGE_NONE / NUMA hint, else stop: the pages before it agree where the reference
+ * wants nothing of them (page_words() gives 0 for such a PTE, and a word of 0 stays 0).
+ */
+static inline uint64_t pte_none_until(const struct walk_cache *wc, uint64_t va, uint64_t stop, uint64_t base)
+{
+	while (va < stop) {
+		unsigned i = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
+		uint64_t more = wc->pte_stored[i / 64] >> (i % 64);
+		if (!more) {
+			va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
+			continue;
+		}
+		/* the entries stored to, a run of consecutive ones at a time (a clear leaves
+		 * hundreds in a row): their OR first, which has both low bits or PT_DESC_PROTNONE
+		 * set if any of them has (the common run, all zero, passes at once); one by one
+		 * only then */
+		unsigned t = (unsigned)__builtin_ctzll(more);
+		more >>= t;
+		uint64_t r = ~more ? (unsigned)__builtin_ctzll(~more) : 64, any = 0;
+		va += (uint64_t)t * PAGE_SIZE;
+		if (va >= stop)
+			break;
+		if (r > (stop - va + PAGE_SIZE - 1) >> PAGE_SHIFT)
+			r = (stop - va + PAGE_SIZE - 1) >> PAGE_SHIFT;	/* the pages below stop */
+		const uint64_t *p = &wc->pte[i + t];
+		for (uint64_t k = 0; k < r; k++)
+			any |= p[k];
+		if ((any & 3) == 3 || (any & PT_DESC_PROTNONE))
+			for (uint64_t k = 0; k < r; k++)
+				if ((p[k] & 3) == 3 || (p[k] & PT_DESC_PROTNONE))
+					return va + k * PAGE_SIZE;
+		va += r * PAGE_SIZE;
+	}
+	return stop;
+}
+
+/* How many pages from va on, below stop, chunk c (NULL: none) has no word for, under the 64-bit
+ * present word of va's page (all of them to stop without a chunk); stop is at most the end of the
+ * 2M of va. */
+static inline uint64_t absent_run(const struct ref_chunk *c, uint64_t va, uint64_t stop)
+{
+	uint64_t n = (stop - va) >> PAGE_SHIFT;
+	if (!c)
+		return n;
+	unsigned i0 = pt_index(va, 3);
+	uint64_t bits = c->present[i0 / 64] >> (i0 % 64);
+	uint64_t m = bits ? (uint64_t)__builtin_ctzll(bits) : 64 - i0 % 64;
+	return m < n ? m : n;
+}
+
+/*
  * The pages from va on, up to end, as ref_check_page() judges them one by one (the same walk
  * results, the same words), without a lookup per page: for ops no other op is in flight with
  * (fx NULL).  A run keeps to what does not change from page to page: the walk cache entry
@@ -831,36 +864,17 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 		if (vhi < stop)
 			stop = vhi;
 	}
-	if (!s->kernel && !v && !range) {
-		/* between VMAs the reference wants nothing: a page agrees where its PTE neither maps
-		 * a page nor holds a PAGE_NONE / NUMA hint (page_words() gives 0 for it) */
-		while (va < stop) {
-			unsigned i = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
-			uint64_t more = wc->pte_stored[i / 64] >> (i % 64);
-			if (!more) {
-				va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
-				continue;
-			}
-			/* the entries stored to, a run of consecutive ones at a time (a clear leaves
-			 * hundreds in a row): one tight loop over each run's PTEs */
-			unsigned t = (unsigned)__builtin_ctzll(more), r;
-			more >>= t;
-			r = ~more ? (unsigned)__builtin_ctzll(~more) : 64;
-			va += (uint64_t)t * PAGE_SIZE;
-			for (const uint64_t *p = &wc->pte[i + t]; r-- && va < stop; p++, va += PAGE_SIZE)
-				if ((*p & 3) == 3 || (*p & PT_DESC_PROTNONE))
-					return va;
-		}
-		return stop;
-	}
+	if (!s->kernel && !v && !range)
+		return pte_none_until(wc, va, stop, base);	/* between VMAs the reference wants nothing */
 	struct ref_chunk *c = chunk_find(&s->ref, va >> PMD_SHIFT);
 	const uint64_t vp = v ? ref_prot(v->prot) : 0;
-	/* A stretch of pages under one present word of c agrees, as page by page, where each
+	/* A stretch of pages with words in c agrees, as page by page, where each
 	 * page's (word & keep) | add equals what the page tables give for it mapped: that is
 	 * want_in_prot() of a word with REF_PRESENT (the kernel's words are wanted as they are);
 	 * of a word without it the value lacks REF_PRESENT too, which a mapped page's value
 	 * (desc_flags()) never does; and two equal words stay equal through words_comparable().
-	 * Any other stretch (a page not mapped, a word missing) is judged page by page. */
+	 * In a PTE table, a stretch without words agrees where pte_none_until() passes it.  Any
+	 * other stretch (a page not mapped under a word, in a block's range) is judged page by page. */
 	const uint64_t perm = REF_READ | REF_WRITE | REF_EXEC;
 	const uint64_t keep = s->kernel ? ~0ull : ~(perm & ~vp), add = s->kernel ? 0 : vp & REF_NUMA;
 	if (range && wc->mapped && (s->kernel || v)) {
@@ -904,7 +918,20 @@ static uint64_t ref_check_run(struct mm_space *s, uint64_t va, uint64_t end, str
 	const uint64_t kuser = s->kernel ? PT_DESC_USER : 0, xn = s->kernel ? PT_DESC_PXN : PT_DESC_UXN;
 	if (c)
 		chunk_fill(c);
-	for (unsigned n; !range && c && (n = present_run(c, va, stop));) {
+	while (!range && va < stop) {
+		unsigned n = c ? present_run(c, va, stop) : 0;
+		if (!n) {
+			/* pages the reference has no word for: wanted as nothing (ref_want() gives 0
+			 * for them, inside a VMA and in the kernel's space alike) */
+			uint64_t none = va + absent_run(c, va, stop) * PAGE_SIZE, bad;
+			if (none == va)
+				break;
+			bad = pte_none_until(wc, va, none, base);
+			va = bad;
+			if (bad != none)
+				break;
+			continue;
+		}
 		/* the PTE table's leaves, the entries after va's in the table (the run stays in its
 		 * 2M): what page_words() gives for a mapped page */
 		const uint64_t *w = &c->word[pt_index(va, 3)];
@@ -952,7 +979,7 @@ struct leaf_scan {
 	const char *opname;
 	const struct flux *fx;
 	bool ok;
-	struct walk_cache wc;
+	struct walk_cache *wc;
 };
 
 static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
@@ -962,11 +989,37 @@ static bool scan_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	uint64_t lo = va > x->start ? va : x->start, size = pt_level_size(level);
 	uint64_t hi = va + size < x->end ? va + size : x->end;
 	for (uint64_t a = lo; a < hi; a += PAGE_SIZE)
-		if (!ref_check_page(x->mm, x->s, a, x->opname, &x->wc, x->fx)) {
+		if (!ref_check_page(x->mm, x->s, a, x->opname, x->wc, x->fx)) {
 			x->ok = false;
 			return false;
 		}
 	return true;
+}
+
+/*
+ * The walk cache of a check or walk of s: what the space's last ones left in it, while no event has
+ * changed a table, a root or a frame since (pt_machine_table_gen(), which a reset starts again;
+ * pt_machine_latest_gen() never goes back, so the pair tells a reset machine apart): every
+ * walk it holds then gives what pt_walk() gives now, and walk_page() answers as from an empty
+ * one.  Else an empty one.  The VMA found last is looked up again: an op changes the VMAs
+ * between its checks without a table event.
+ */
+static struct walk_cache *walks_of(struct mm_model *mm, struct mm_space *s)
+{
+	struct ref_map *r = &s->ref;
+	uint64_t table_gen = pt_machine_table_gen(mm->m), latest_gen = pt_machine_latest_gen(mm->m);
+	if (table_gen != r->wc_table_gen || latest_gen != r->wc_latest_gen) {
+		r->wc = (struct walk_cache){ 0 };
+		r->wc_table_gen = table_gen;
+		r->wc_latest_gen = latest_gen;
+	}
+	r->wc.vma = NULL;
+	return &r->wc;
+}
+
+bool ref_walk(struct mm_model *mm, struct mm_space *s, uint64_t va, struct pt_walk_result *r)
+{
+	return walk_page(mm, s, va, walks_of(mm, s), r);
 }
 
 bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint64_t start, uint64_t end,
@@ -975,31 +1028,33 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 	struct flux fbuf;
 	const struct flux *fx = flux_of(mm, t, s, &fbuf);
 	uint64_t pages = (end - start) >> PAGE_SHIFT;
-	struct walk_cache wc = { 0 };
+	struct walk_cache *wc = walks_of(mm, s);
 	if (pages <= s->ref.count + 4096) {
 		for (uint64_t va = start; va < end;) {
-			uint64_t next = fx ? va : ref_check_run(s, va, end, &wc);
+			/* the rest of an entry that maps nothing agrees wherever the reference has no
+			 * word either: skip it at once (the margins of an unmap, a fresh mmap) */
+			if (va >= wc->lo && va < wc->hi && !wc->mapped &&
+			    !(wc->r.level >= 1 && (wc->r.desc & PT_DESC_PROTNONE))) {
+				uint64_t stop = wc->hi < end ? wc->hi : end;
+				if (!ref_any(&s->ref, va, stop)) {
+					va = stop;
+					continue;
+				}
+			}
+			uint64_t next = fx ? va : ref_check_run(s, va, end, wc);
 			if (next != va) {
 				va = next;	/* [va, next) agree, as they would one by one */
 			} else {
-				if (!ref_check_page(mm, s, va, opname, &wc, fx))
+				if (!ref_check_page(mm, s, va, opname, wc, fx))
 					return false;
 				va += PAGE_SIZE;
-			}
-			/* the rest of an entry that maps nothing agrees wherever the reference has no
-			 * word either: skip it at once (the margins of an unmap, a fresh mmap) */
-			if (va < end && va >= wc.lo && va < wc.hi && !wc.mapped &&
-			    !(wc.r.level >= 1 && (wc.r.desc & PT_DESC_PROTNONE))) {
-				uint64_t stop = wc.hi < end ? wc.hi : end;
-				if (!ref_any(&s->ref, va, stop))
-					va = stop;
 			}
 		}
 		return true;
 	}
 	/* a range far larger than what is mapped: check what the page tables map in it, then
 	 * every page the reference has in it (work proportional to the mappings, not the range) */
-	struct leaf_scan x = { mm, s, start, end, opname, fx, true, { 0 } };
+	struct leaf_scan x = { mm, s, start, end, opname, fx, true, wc };
 	pt_walk_range(mm->m, s->kernel, s->asid, start, end, scan_leaf, &x);
 	if (!x.ok)
 		return false;
@@ -1008,7 +1063,7 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 		for (unsigned w = 0; w < PTRS_PER_PTE / 64; w++)
 			for (uint64_t b = c->present[w]; b; b &= b - 1) {
 				uint64_t va = (c->key << PMD_SHIFT) + (w * 64 + (uint64_t)__builtin_ctzll(b)) * PAGE_SIZE;
-				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, &wc, fx))
+				if (va >= start && va < end && !ref_check_page(mm, s, va, opname, wc, fx))
 					return false;
 			}
 	}

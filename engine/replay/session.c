@@ -19,6 +19,7 @@ struct pt_session {
 	struct pt_counters k;
 	struct pt_op_costs *op;		/* costs of the ops-level event running, or &no_op */
 	struct pt_op_costs no_op;	/* what is counted outside one: never read (no test per count) */
+	uint32_t ops_run;		/* bit k - PT_EV_MMAP: k.per_op[k] counted since the last reset */
 	uint64_t trace_index;		/* index of the trace event being run */
 	void (*tap)(void *, const struct pt_event *);
 	void *tap_ctx;
@@ -30,6 +31,7 @@ struct pt_session {
 	char error[160];
 };
 
+static inline void count_kind(struct pt_session *s, const struct pt_event *ev, unsigned kind);
 static inline void count(struct pt_session *s, const struct pt_event *ev);
 static void count_free(struct pt_session *s, const struct pt_event *ev);
 static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables);
@@ -44,6 +46,37 @@ static void model_emit(void *ctx, const struct pt_event *ev)
 		s->tap(s->tap_ctx, ev);
 	pt_machine_event(s->m, ev);
 }
+
+/*
+ * model_emit() of an event of a kind (ev->kind) the machine has an entry point for (run): the
+ * same counts, tap and machine event, with the kind's tests made by the compiler.
+ */
+static inline __attribute__((always_inline)) void model_emit_of(void *ctx, const struct pt_event *ev, unsigned kind,
+								void (*run)(struct pt_machine *,
+									    const struct pt_event *))
+{
+	struct pt_session *s = ctx;
+	s->k.model_events++;
+	count_kind(s, ev, kind);
+	if (s->tap)
+		s->tap(s->tap_ctx, ev);
+	run(s->m, ev);
+}
+
+#define MODEL_EMIT_OF(name, kind, run) \
+	static void name(void *ctx, const struct pt_event *ev) { model_emit_of(ctx, ev, kind, run); }
+MODEL_EMIT_OF(model_emit_lock, PT_EV_LOCK, pt_machine_lock_event)
+MODEL_EMIT_OF(model_emit_unlock, PT_EV_UNLOCK, pt_machine_unlock_event)
+MODEL_EMIT_OF(model_emit_dsb, PT_EV_DSB, pt_machine_dsb_event)
+MODEL_EMIT_OF(model_emit_dmb, PT_EV_DMB, pt_machine_dmb_event)
+MODEL_EMIT_OF(model_emit_isb, PT_EV_ISB, pt_machine_isb_event)
+MODEL_EMIT_OF(model_emit_begin, PT_EV_BEGIN, pt_machine_begin_event)
+MODEL_EMIT_OF(model_emit_end, PT_EV_END, pt_machine_end_event)
+MODEL_EMIT_OF(model_emit_alloc, PT_EV_PAGE_ALLOC, pt_machine_alloc_event)
+MODEL_EMIT_OF(model_emit_free, PT_EV_PAGE_FREE, pt_machine_free_event)
+MODEL_EMIT_OF(model_emit_write, PT_EV_PT_WRITE, pt_machine_write_event)
+MODEL_EMIT_OF(model_emit_tlbi, PT_EV_TLBI, pt_machine_tlbi_event)
+MODEL_EMIT_OF(model_emit_access, PT_EV_ACCESS, pt_machine_access_event)
 
 /*
  * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
@@ -63,6 +96,29 @@ static void run_event(struct pt_event *ev, const struct pt_event *first, const u
 	}
 }
 
+/*
+ * How many of vals[0..n) have PT_DESC_VALID and PT_DESC_CONT both set (count() of each pt_write
+ * of a run counts those): (v >> the CONT bit) & (v >> the VALID bit) & 1 of each, summed two at a
+ * time in 128-bit vectors (SSE2, the x86-64 baseline: a shift, two ands and an add a pair), the
+ * odd one last.
+ */
+static unsigned count_cont(const uint64_t *vals, unsigned n)
+{
+	typedef uint64_t u64x2 __attribute__((vector_size(16)));
+	const unsigned cs = (unsigned)__builtin_ctzll(PT_DESC_CONT), vs = (unsigned)__builtin_ctzll(PT_DESC_VALID);
+	u64x2 sum = { 0, 0 };
+	unsigned i = 0;
+	for (; i + 2 <= n; i += 2) {
+		u64x2 v;
+		memcpy(&v, vals + i, sizeof(v));
+		sum += (v >> cs) & (v >> vs) & 1;
+	}
+	uint64_t c = sum[0] + sum[1];
+	if (i < n)
+		c += (vals[i] >> cs) & (vals[i] >> vs) & 1;
+	return (unsigned)c;
+}
+
 static void model_emit_run(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n)
 {
 	struct pt_session *s = ctx;
@@ -80,12 +136,9 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 	k->events += n;
 	k->by_kind[first->kind] += n;
 	if (vals) {
-		unsigned cont = 0;
-		for (unsigned i = 0; i < n; i++)
-			cont += (vals[i] & (PT_DESC_VALID | PT_DESC_CONT)) == (PT_DESC_VALID | PT_DESC_CONT);
 		k->pt_writes += n;
 		s->op->pt_writes += n;
-		s->op->cont_writes += cont;
+		s->op->cont_writes += count_cont(vals, n);
 	}
 	if (vals) {
 		pt_machine_write_run(s->m, first, vals, n);
@@ -109,7 +162,11 @@ struct pt_session *pt_session_new(const struct pt_header *h)
 	s->m = m;
 	s->op = &s->no_op;
 	s->c = pt_checker_new(m);
-	struct mm_sink sink = { model_emit, s, model_emit_run };
+	struct mm_sink sink = { model_emit, s, model_emit_run, .emit_kind = {
+		[PT_EV_LOCK] = model_emit_lock, [PT_EV_UNLOCK] = model_emit_unlock, [PT_EV_DSB] = model_emit_dsb,
+		[PT_EV_DMB] = model_emit_dmb, [PT_EV_ISB] = model_emit_isb, [PT_EV_BEGIN] = model_emit_begin,
+		[PT_EV_END] = model_emit_end, [PT_EV_PAGE_ALLOC] = model_emit_alloc, [PT_EV_PAGE_FREE] = model_emit_free,
+		[PT_EV_PT_WRITE] = model_emit_write, [PT_EV_TLBI] = model_emit_tlbi, [PT_EV_ACCESS] = model_emit_access } };
 	s->mm = mm_model_new(m, s->c, &sink);
 	pt_dbg(PT_DBG_TRACE, "session: %u cpus", h->cpus);
 	return s;
@@ -133,9 +190,12 @@ int pt_session_reset(struct pt_session *s, const struct pt_header *h)
 	if (s->no_checkers)
 		pt_machine_set_observer(s->m, NULL, NULL);
 	mm_model_reset(s->mm);
-	/* per_op is indexed by ops-level kinds only (pt_session_event()): the rest stays zero */
+	/* per_op is indexed by ops-level kinds only (pt_session_event()), and only those of the ops
+	 * run since the last reset were counted: the rest stays zero */
 	memset(&s->k, 0, offsetof(struct pt_counters, per_op));
-	memset(&s->k.per_op[PT_EV_MMAP], 0, sizeof(s->k.per_op) - PT_EV_MMAP * sizeof(s->k.per_op[0]));
+	for (uint32_t b = s->ops_run; b; b &= b - 1)
+		memset(&s->k.per_op[PT_EV_MMAP + __builtin_ctz(b)], 0, sizeof(s->k.per_op[0]));
+	s->ops_run = 0;
 	s->op = &s->no_op;
 	s->trace_index = 0;
 	s->tap = NULL;
@@ -185,15 +245,16 @@ void pt_op_costs_add(struct pt_op_costs *d, const struct pt_op_costs *o)
 }
 
 /* An event's counts, the session's and the running op's (o): one switch for both (inline: a call
- * per event costs as much as the counting) */
-static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
+ * per event costs as much as the counting; kind is ev->kind, a constant where the caller has one) */
+static inline __attribute__((always_inline)) void count_kind(struct pt_session *s, const struct pt_event *ev,
+							     unsigned kind)
 {
 	struct pt_counters *k = &s->k;
 	struct pt_op_costs *o = s->op;
 	k->events++;
-	if (ev->kind < PT_EV_KIND_COUNT)
-		k->by_kind[ev->kind]++;
-	switch (ev->kind) {
+	if (kind < PT_EV_KIND_COUNT)
+		k->by_kind[kind]++;
+	switch (kind) {
 	case PT_EV_TLBI:
 		if (ev->op < PT_TLBI_COUNT) {
 			k->tlbi_by_op[ev->op]++;
@@ -235,6 +296,11 @@ static inline __attribute__((always_inline)) void count(struct pt_session *s, co
 	}
 }
 
+static inline __attribute__((always_inline)) void count(struct pt_session *s, const struct pt_event *ev)
+{
+	count_kind(s, ev, ev->kind);
+}
+
 /* Frees of `pages` blocks of 2^order pages and of `tables` tables. */
 static void count_frees(struct pt_session *s, unsigned order, unsigned pages, unsigned tables)
 {
@@ -267,7 +333,9 @@ unsigned pt_session_event(struct pt_session *s, const struct pt_event *ev)
 		/* the mm model runs the kernel's routine; its arch events come back through model_emit */
 		s->k.events++;
 		s->k.by_kind[ev->kind]++;
+		_Static_assert(PT_EV_KIND_COUNT - PT_EV_MMAP <= 32, "a bit of ops_run per ops-level kind");
 		s->op = &s->k.per_op[ev->kind];
+		s->ops_run |= 1u << (ev->kind - PT_EV_MMAP);
 		s->op->ops++;
 		if (mm_model_op(s->mm, ev))
 			s->op->failed++;
