@@ -2118,10 +2118,16 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	for (unsigned i = pt_machine_table_next_stored(c->m, f, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP &&
 	     cs->op_snaps < MAX_SNAP; i = pt_machine_table_next_stored(c->m, f, i + 1)) {
 		uint64_t d = e[i], va = base + i * size;
+		if (va >= lo && va + size <= hi) {
+			/* so are the entries after it up to the one holding hi - 1 (VAs rise with the index;
+			 * hi == 0, the top of the VA space, only when this is the table's last entry): go on
+			 * from the first entry past hi - 1, the next one that may lie outside */
+			uint64_t past = (hi - base) / size;
+			i = (unsigned)(past < PT_PTRS ? past : PT_PTRS) - 1;
+			continue;
+		}
 		if (!d)
 			continue;	/* neither a leaf nor a table */
-		if (va >= lo && va + size <= hi)
-			continue;
 		if (pt_desc_is_leaf(d, fr->level)) {
 			snap_leaf(cs, op, va, fr->level, d);
 		} else if (pt_desc_is_table(d, fr->level)) {

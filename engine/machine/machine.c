@@ -161,6 +161,9 @@ struct lazy_folio {
 struct frame_chunk {
 	uint64_t key;			/* pfn >> FCHUNK_SHIFT */
 	uint32_t idx[FCHUNK_FRAMES];	/* frame index, PT_NO_FRAME if none, or a lazy page */
+	/* bit w clear: the 64 slots of idx from w * 64 on are all PT_NO_FRAME (set wherever a slot
+	 * gets a frame or a lazy page).  Re-using the chunk after a reset clears only those words */
+	uint8_t idx_used;
 	/* the reverse map of the leaves whose output lies here (see struct rmap_node): the
 	 * last-inserted node of each page's level-3 leaves, and of the level-2 blocks of the
 	 * chunk's 2 MiB, NO_RMAP if none */
@@ -388,14 +391,17 @@ static __attribute__((noinline)) struct frame_chunk *chunk_new(struct pt_machine
 				c->rmap[w * 64 + (unsigned)__builtin_ctzll(b)] = NO_RMAP;
 			c->rmap_used[w] = 0;
 		}
+		for (unsigned b = c->idx_used; b; b &= b - 1)
+			memset(&c->idx[(unsigned)__builtin_ctz(b) * 64], 0xff, 64 * sizeof(c->idx[0]));
 	} else {
 		if (!(c = malloc(sizeof(*c))))
 			abort();
 		memset(c->rmap, 0xff, sizeof(c->rmap));	/* NO_RMAP */
 		memset(c->rmap_used, 0, sizeof(c->rmap_used));
+		memset(c->idx, 0xff, sizeof(c->idx));	/* PT_NO_FRAME */
 	}
+	c->idx_used = 0;
 	c->key = pfn >> FCHUNK_SHIFT;
-	memset(c->idx, 0xff, sizeof(c->idx));	/* PT_NO_FRAME */
 	c->rmap_block = NO_RMAP;
 	VEC_PUSH(m->chunks, c);
 	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
@@ -457,9 +463,10 @@ static __attribute__((noinline)) uint32_t lazy_frame(const struct pt_machine *cm
 /* The frame of slot k of chunk c (page pfn), made if there is none or it is lazy. */
 static inline uint32_t chunk_slot_frame(struct pt_machine *m, struct frame_chunk *c, unsigned k, uint64_t pfn)
 {
-	if (c->idx[k] == PT_NO_FRAME)
+	if (c->idx[k] == PT_NO_FRAME) {
 		c->idx[k] = frame_new(m, pfn);
-	else if (c->idx[k] & LAZY_PAGE)
+		c->idx_used |= (uint8_t)(1u << (k / 64));
+	} else if (c->idx[k] & LAZY_PAGE)
 		return lazy_frame(m, c, k);
 	return c->idx[k];
 }
@@ -1978,6 +1985,8 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 				m->nlazy += (unsigned)none;
 				for (unsigned j = 0; j < PT_CONT_PTES; j++)
 					s[j] = tag;
+				/* k is a group's first slot: the group lies in one word */
+				c->idx_used |= (uint8_t)(1u << (k / 64));
 				k += PT_CONT_PTES - 1;
 				i += PT_CONT_PTES - 1;
 				continue;
@@ -1991,6 +2000,7 @@ static void data_pages_alloc(struct pt_machine *m, const struct pt_event *ev)
 				continue;
 			}
 			c->idx[k] = tag;
+			c->idx_used |= (uint8_t)(1u << (k / 64));
 		}
 	}
 	m->next_page_id = lf.page_id + n - 1;
