@@ -2762,29 +2762,18 @@ static inline void kind_leave(struct pt_machine *m, const struct pt_event *ev, u
 	m->cur = NULL;
 }
 
-static inline void events_enter(struct pt_machine *m, const struct pt_event *ev, unsigned n)
-{
-	kind_enter(m, ev, ev->kind, n);
-}
-static inline void events_leave(struct pt_machine *m, const struct pt_event *ev, unsigned n)
-{
-	kind_leave(m, ev, ev->kind, n);
-}
-static inline void event_enter(struct pt_machine *m, const struct pt_event *ev) { events_enter(m, ev, 1); }
-static inline void event_leave(struct pt_machine *m, const struct pt_event *ev) { events_leave(m, ev, 1); }
-
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* arch-level kinds are below the ops-level ones (event.h) */
 	if (ev->kind == PT_EV_NONE || ev->kind >= PT_EV_MMAP)
 		return -1;
 	assert(ev->cpu < m->ncpus);
-	event_enter(m, ev);
+	kind_enter(m, ev, ev->kind, 1);
 	if (!apply_event(m, ev, ev->kind)) {
 		m->cur = NULL;	/* no event is current once this one is refused */
 		return -1;
 	}
-	event_leave(m, ev);
+	kind_leave(m, ev, ev->kind, 1);
 	return 0;
 }
 
@@ -2823,9 +2812,9 @@ unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first,
 	unsigned tables = 0;
 	for (unsigned i = 0; i < n; i++) {
 		ev.pa = first->pa + ((uint64_t)i << (PT_PAGE_SHIFT + first->order));
-		event_enter(m, &ev);
+		kind_enter(m, &ev, PT_EV_PAGE_FREE, 1);
 		tables += free_pages(m, &ev, tables_only);
-		event_leave(m, &ev);
+		kind_leave(m, &ev, PT_EV_PAGE_FREE, 1);
 	}
 	return tables;
 }
@@ -2864,9 +2853,9 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 	for (unsigned i = 0; i < n; i++) {
 		ev->pa = pa + 8ull * i;
 		ev->val = vals[i];
-		event_enter(m, ev);
+		kind_enter(m, ev, PT_EV_PT_WRITE, 1);
 		store_entry_at(m, obs, t, f, idx + i, ev->val, c, in_run, i);
-		event_leave(m, ev);
+		kind_leave(m, ev, PT_EV_PT_WRITE, 1);
 	}
 }
 
@@ -2919,9 +2908,9 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 static void write_run_unobserved(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals,
 				 unsigned n, struct pt_table *t, uint32_t f, unsigned idx, struct cpu *c)
 {
-	events_enter(m, first, n);
+	kind_enter(m, first, PT_EV_PT_WRITE, n);
 	store_run_at(m, t, f, idx, vals, n, c);
-	events_leave(m, first, n);
+	kind_leave(m, first, PT_EV_PT_WRITE, n);
 }
 
 void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, const uint64_t *vals, unsigned n)

@@ -78,10 +78,6 @@ MODEL_EMIT_OF(model_emit_write, PT_EV_PT_WRITE, pt_machine_write_event)
 MODEL_EMIT_OF(model_emit_tlbi, PT_EV_TLBI, pt_machine_tlbi_event)
 MODEL_EMIT_OF(model_emit_access, PT_EV_ACCESS, pt_machine_access_event)
 
-/*
- * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
- * model_emit() would each one, without the per-event dispatch.  A tap sees them one by one.
- */
 /* The i-th event of a run (mm_sink.emit_run): a store to the next entry, an access to the next
  * page, or the free of the next block. */
 static void run_event(struct pt_event *ev, const struct pt_event *first, const uint64_t *vals, unsigned i)
@@ -119,6 +115,10 @@ static unsigned count_cont(const uint64_t *vals, unsigned n)
 	return (unsigned)c;
 }
 
+/*
+ * A run of the model's pt_writes (or accesses, or page frees) of one CPU: counted and run as
+ * model_emit() would each one, without the per-event dispatch.  A tap sees them one by one.
+ */
 static void model_emit_run(void *ctx, const struct pt_event *first, const uint64_t *vals, unsigned n)
 {
 	struct pt_session *s = ctx;
