@@ -135,7 +135,7 @@ struct cpu {
 #define FCACHE_SIZE 64u
 #define FCHUNK_SHIFT 9
 #define FCHUNK_FRAMES (1u << FCHUNK_SHIFT)
-#define NO_CHUNK UINT32_MAX
+#define NO_CHUNK_KEY UINT64_MAX		/* no pfn >> FCHUNK_SHIFT */
 #define NO_RMAP UINT32_MAX
 
 /*
@@ -230,7 +230,11 @@ struct pt_machine {
 	VEC(struct frame_chunk *) chunks;	/* in use, by index */
 	VEC(struct frame_chunk *) chunk_pool;	/* free, for re-use after a reset */
 	struct hmap chunk_by_key;	/* pfn >> FCHUNK_SHIFT -> index in chunks */
-	uint32_t last_chunk;		/* index of the chunk found last, UINT32_MAX if none (a cache) */
+	/* the chunk found last and its key, NO_CHUNK_KEY if none: a cache, emptied by a reset, which
+	 * alone takes chunks out of use.  Its hit test reads m alone, not the chunk's own key
+	 * through chunks.v (two dependent loads) */
+	uint64_t last_chunk_key;
+	struct frame_chunk *last_chunk;
 	VEC(struct pt_table *) table_pool;
 	VEC(struct pt_table *) tables;		/* every table allocated: the pool or a frame's */
 
@@ -367,16 +371,16 @@ static __attribute__((noinline)) struct frame_chunk *chunk_find_uncached(const s
 	uint64_t ci = hmap_get(&m->chunk_by_key, key, HMAP_EMPTY);
 	if (ci == HMAP_EMPTY)
 		return NULL;
-	((struct pt_machine *)m)->last_chunk = (uint32_t)ci;
-	return m->chunks.v[ci];
+	((struct pt_machine *)m)->last_chunk_key = key;
+	return ((struct pt_machine *)m)->last_chunk = m->chunks.v[ci];
 }
 
 /* The chunk holding pfn, or NULL.  Only the cache changes: lookups stay logically const. */
 static inline struct frame_chunk *chunk_find(const struct pt_machine *m, uint64_t pfn)
 {
 	uint64_t key = pfn >> FCHUNK_SHIFT;
-	if (m->last_chunk != NO_CHUNK && m->chunks.v[m->last_chunk]->key == key)
-		return m->chunks.v[m->last_chunk];
+	if (m->last_chunk_key == key)
+		return m->last_chunk;
 	return chunk_find_uncached(m, key);
 }
 
@@ -405,7 +409,8 @@ static __attribute__((noinline)) struct frame_chunk *chunk_new(struct pt_machine
 	c->rmap_block = NO_RMAP;
 	VEC_PUSH(m->chunks, c);
 	hmap_insert(&m->chunk_by_key, c->key, m->chunks.n - 1);
-	m->last_chunk = m->chunks.n - 1;
+	m->last_chunk_key = c->key;
+	m->last_chunk = c;
 	return c;
 }
 
@@ -2431,7 +2436,7 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	set_cpus(m, h->cpus);
 	set_regime(m, h);
 	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
-	m->last_chunk = NO_CHUNK;
+	m->last_chunk_key = NO_CHUNK_KEY;
 	m->facts_lo = UINT64_MAX;
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
@@ -2477,7 +2482,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 		VEC_PUSH(m->chunk_pool, m->chunks.v[i]);
 	m->chunks.n = 0;
 	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
-	m->last_chunk = NO_CHUNK;
+	m->last_chunk_key = NO_CHUNK_KEY;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
 	/* a region counts only facts there are: zeroing those of the facts left clears them all; and
 	 * their keys' slots are all the fact indexes hold, so these are emptied at the capacity they
