@@ -164,9 +164,9 @@ struct frame_chunk {
 	/* bit w clear: the 64 slots of idx from w * 64 on are all PT_NO_FRAME (set wherever a slot
 	 * gets a frame or a lazy page).  Re-using the chunk after a reset clears only those words */
 	uint8_t idx_used;
-	/* the reverse map of the leaves whose output lies here (see struct rmap_node): the
-	 * last-inserted node of each page's level-3 leaves, and of the level-2 blocks of the
-	 * chunk's 2 MiB, NO_RMAP if none */
+	/* the reverse map of the leaves whose output lies here (see struct rmap_node): for each
+	 * page's level-3 leaves, and for the level-2 blocks of the chunk's 2 MiB, RMAP_ONE | the
+	 * leaf if it is the only one, else the last-inserted node, NO_RMAP if none */
 	uint32_t rmap[FCHUNK_FRAMES];
 	uint32_t rmap_block;
 	/* bit k: rmap[k] is not NO_RMAP.  A range query tests words, not slots, and re-using the
@@ -180,7 +180,14 @@ struct frame_chunk {
  * reached through the chunk slot that holds its last node (the first is that one's next):
  * an insert appends at once and a removal keeps the order of the others, as the hash map
  * that was the rmap did, without a hash, a probe or a growth.
+ * Most pages are mapped by one leaf: a list that would be that leaf alone is the slot itself,
+ * RMAP_ONE | the leaf (if it is below RMAP_ONE_MAX: node indexes stay below RMAP_ONE, and
+ * NO_RMAP is no such slot), so its insert and its removal touch the slot and no node.  A
+ * second leaf makes the one a node first, then appends: the same list, in the same order.
  */
+#define RMAP_ONE (1u << 31)
+#define RMAP_ONE_MAX (NO_RMAP & ~RMAP_ONE)
+
 struct rmap_node {
 	uint64_t val;
 	uint32_t next;
@@ -993,8 +1000,8 @@ bool pt_stale_is_harmless(uint64_t oldd, uint64_t newd, unsigned level, bool lpa
 
 /* ---- applying a store the walker can now see ---- */
 
-/* Append val to the rmap list whose last node *last names. */
-static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
+/* A node for the rmap: from the free list, or a new one. */
+static inline uint32_t rmap_node_new(struct pt_machine *m)
 {
 	uint32_t n = m->rmap_free;
 	if (n != NO_RMAP) {
@@ -1002,8 +1009,26 @@ static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
 	} else {
 		VEC_RESERVE(m->rmap_nodes, 1);
 		n = m->rmap_nodes.n++;
+		assert(n < RMAP_ONE);
 	}
-	struct rmap_node *nd = m->rmap_nodes.v;
+	return n;
+}
+
+/* rmap_link() to a list of nodes, or of a leaf not below RMAP_ONE_MAX: a call of its own, so
+ * that the common case (a page's one leaf) is all that is inlined into the drain */
+static __attribute__((noinline)) void rmap_link_list(struct pt_machine *m, uint32_t *last, uint64_t val)
+{
+	struct rmap_node *nd;
+	if (*last != NO_RMAP && (*last & RMAP_ONE)) {
+		/* the second leaf: the first one becomes the list's one node */
+		uint32_t one = rmap_node_new(m);
+		nd = m->rmap_nodes.v;
+		nd[one].val = *last & ~RMAP_ONE;
+		nd[one].next = one;
+		*last = one;
+	}
+	uint32_t n = rmap_node_new(m);
+	nd = m->rmap_nodes.v;
 	nd[n].val = val;
 	if (*last == NO_RMAP) {
 		nd[n].next = n;
@@ -1014,13 +1039,19 @@ static inline void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
 	*last = n;
 }
 
-/* Take the first node of val out of the rmap list whose last node *last names; false if none.
- * (Inline into rmap_del(), as that is into its callers.) */
-static inline bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
+/* Append val to the rmap list whose slot is *last (see struct rmap_node). */
+static inline __attribute__((always_inline)) void rmap_link(struct pt_machine *m, uint32_t *last, uint64_t val)
+{
+	if (*last == NO_RMAP && val < RMAP_ONE_MAX)
+		*last = RMAP_ONE | (uint32_t)val;	/* the only leaf */
+	else
+		rmap_link_list(m, last, val);
+}
+
+/* rmap_unlink() of a list of nodes (*last names its last): a call of its own, as rmap_link_list() */
+static __attribute__((noinline)) bool rmap_unlink_list(struct pt_machine *m, uint32_t *last, uint64_t val)
 {
 	struct rmap_node *nd = m->rmap_nodes.v;
-	if (*last == NO_RMAP)
-		return false;
 	for (uint32_t prev = *last, i = nd[prev].next;; prev = i, i = nd[i].next) {
 		if (nd[i].val == val) {
 			if (i == prev)
@@ -1034,6 +1065,21 @@ static inline bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t va
 		if (i == *last)
 			return false;
 	}
+}
+
+/* Take the first node of val out of the rmap list whose slot is *last; false if none.  (A list
+ * left with one node stays one: the same list.)  (Inline into rmap_del(), as that is into its
+ * callers.) */
+static inline __attribute__((always_inline)) bool rmap_unlink(struct pt_machine *m, uint32_t *last, uint64_t val)
+{
+	if (*last == NO_RMAP)
+		return false;
+	if (!(*last & RMAP_ONE))
+		return rmap_unlink_list(m, last, val);
+	if ((*last & ~RMAP_ONE) != val)
+		return false;
+	*last = NO_RMAP;	/* the only leaf */
+	return true;
 }
 
 /* The reverse map of 1 GiB blocks (few sessions have any): a call of its own, so that the
@@ -3409,6 +3455,11 @@ uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint
 		uint32_t last = lasts[l];
 		if (last == NO_RMAP)
 			continue;
+		if (last & RMAP_ONE) {
+			if (n < max)
+				out[n++] = last & ~RMAP_ONE;
+			continue;
+		}
 		for (uint32_t i = nd[last].next;; i = nd[i].next) {
 			if (n < max)
 				out[n++] = nd[i].val;
