@@ -1612,10 +1612,31 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
 	}
 }
 
+/* Has a CPU other than cpu a pending store? */
+static bool other_stores(const struct pt_machine *m, unsigned cpu)
+{
+	for (unsigned k = 0; k < m->ncpus; k++)
+		if (k != cpu && m->cpu[k].stores.n)
+			return true;
+	return false;
+}
+
+/* other_stores() for drain_stores(), found when a store first asks (*others -1: not yet; most
+ * drains have no entry with two stores pending, and never ask).  Other CPUs' store buffers
+ * change in a drain only in drain_older(), which sets *others back to -1: any time in between,
+ * other_stores() gives what it gave at the start, or after the last drain_older(). */
+static inline bool others_pending(const struct pt_machine *m, unsigned cpu, int *others)
+{
+	if (*others < 0)
+		*others = other_stores(m, cpu);
+	return *others;
+}
+
 /*
  * drain_stores() of cpu's stores from ps on (at most max, all with sseq <= upto), ps[0] drained,
  * to table frame f at level `level` (3 if not known: no table is looked for) while they form a
- * run; the number drained, 0 if ps[0] starts none.  others: another CPU has a pending store.
+ * run; the number drained, 0 if ps[0] starts none.  *others: another CPU has a pending store
+ * (see others_pending()).
  * A run: stores to entries idx, idx + 1, ... of the table, no other CPU's store pending to its
  * entry (npending 1 or 0, or no other CPU with a pending store: the others to it are cpu's own,
  * later ones, and drain_older() finds nothing), no later store to it visible (vis_sseq) and no
@@ -1642,7 +1663,8 @@ static void drain_older(struct pt_machine *m, unsigned self, uint32_t frame, uns
  */
 static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machine *m, uint32_t f,
 							     const struct pend_store *ps, uint32_t max,
-							     bool others, unsigned by_cpu, bool known, int level)
+							     unsigned cpu, int *others, unsigned by_cpu, bool known,
+							     int level)
 {
 	struct pt_table *t = m->frames.v[f].tbl;
 	bool one_call;
@@ -1668,7 +1690,8 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 			const struct pend_store *s = &ps[n];
 			unsigned idx = s->idx;
 			uint64_t old = t->visible[idx], new = s->val;
-			if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
+			if (s->frame != f || idx != ps->idx + n ||
+			    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
 			    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level) ||
 			    (one_call && pt_desc_is_leaf(old, level)))
 				break;
@@ -1696,7 +1719,7 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 		run_tail = NO_TAIL;
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
-		if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others) ||
+		if (s->frame != f || idx != ps->idx + n || (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
 		    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level))
 			break;
 		if (t->npending[idx])
@@ -1719,15 +1742,6 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 	return n;
 }
 
-/* Has a CPU other than cpu a pending store? */
-static bool other_stores(const struct pt_machine *m, unsigned cpu)
-{
-	for (unsigned k = 0; k < m->ncpus; k++)
-		if (k != cpu && m->cpu[k].stores.n)
-			return true;
-	return false;
-}
-
 /* Make cpu's pending stores with sseq <= upto visible, in order. */
 static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsigned by_cpu)
 {
@@ -1738,7 +1752,7 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 	uint32_t lim = c->stores.n;
 	while (lim && c->stores.v[lim - 1].sseq > upto)
 		lim--;
-	bool others = other_stores(m, cpu);
+	int others = -1;	/* (see others_pending()) */
 	/* nothing below adds to this CPU's stores (drain_older() takes other CPUs' only), so ps
 	 * stays put while it is applied */
 	for (uint32_t i = 0; i < lim; i++) {
@@ -1749,13 +1763,13 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 		/* the level a constant in each copy, where leaves are: its leaf and size tests fold */
 		uint32_t n, max = lim - i;
 		if (!fr->level_known)
-			n = drain_run(m, ps->frame, ps, max, others, by_cpu, false, 3);
+			n = drain_run(m, ps->frame, ps, max, cpu, &others, by_cpu, false, 3);
 		else if (fr->level == 3)
-			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 3);
+			n = drain_run(m, ps->frame, ps, max, cpu, &others, by_cpu, true, 3);
 		else if (fr->level == 2)
-			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, 2);
+			n = drain_run(m, ps->frame, ps, max, cpu, &others, by_cpu, true, 2);
 		else
-			n = drain_run(m, ps->frame, ps, max, others, by_cpu, true, fr->level);
+			n = drain_run(m, ps->frame, ps, max, cpu, &others, by_cpu, true, fr->level);
 		if (n) {
 			i += n - 1;
 			continue;
@@ -1769,7 +1783,7 @@ static void drain_stores(struct pt_machine *m, unsigned cpu, uint64_t upto, unsi
 			 * (other CPUs' older stores, which this CPU's program observed) reach the walker
 			 * first */
 			drain_older(m, cpu, ps->frame, idx, ps->sseq);
-			others = other_stores(m, cpu);	/* (it may have taken their last) */
+			others = -1;	/* (it may have taken their last) */
 		}
 		/* a later store to the entry already visible wins over this one */
 		if (t->vis_sseq[idx] > ps->sseq)
