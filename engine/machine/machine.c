@@ -82,7 +82,8 @@ struct drain {
 /* What a lock release publishes: the releasing CPU's stores, and those it observed itself
  * (through locks it took) and has not completed with a DSB since: cumulativity, transitively */
 struct release_set {
-	struct drain *e;
+	struct drain own;	/* the releasing CPU's stores (n != 0) */
+	struct drain *e;	/* then e[0..n - 1), those of other CPUs it observed (room for cap) */
 	uint32_t n, cap;
 };
 
@@ -2278,17 +2279,14 @@ static bool drain_add(struct drain *set, uint32_t *n, uint32_t cap, uint16_t cpu
 	return true;
 }
 
-/* drain_add() to a release set, grown if full (inline: every unlock adds at least one, and the
- * call cost as much as the add) */
-static inline void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
+/* Room for n entries in a release set's buffer (a release after handoffs from many CPUs: rare) */
+static __attribute__((noinline)) void release_set_grow(struct release_set *rs, uint32_t n)
 {
-	if (rs->n == rs->cap) {
+	while (rs->cap < n)
 		rs->cap = rs->cap ? 2 * rs->cap : 4;
-		rs->e = realloc(rs->e, rs->cap * sizeof(*rs->e));
-		if (!rs->e)
-			abort();
-	}
-	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
+	rs->e = realloc(rs->e, rs->cap * sizeof(*rs->e));
+	if (!rs->e)
+		abort();
 }
 
 /* The index in lock_states of lock (cls, key), HMAP_EMPTY if it has no record. */
@@ -2363,9 +2361,12 @@ static inline __attribute__((always_inline)) void do_lock(struct pt_machine *m, 
 			 * observed itself, are observed by this CPU, so this CPU's DSB completes them
 			 * too (DSB cumulativity, Arm ARM B2.3) */
 			struct cpu *c = &m->cpu[ev->cpu];
-			for (uint32_t i = 0; i < ls->rel.n; i++)
-				if (ls->rel.e[i].cpu != ev->cpu)
-					drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, ls->rel.e[i].cpu, ls->rel.e[i].upto);
+			const struct release_set *rs = &ls->rel;
+			if (rs->n && rs->own.cpu != ev->cpu)
+				drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->own.cpu, rs->own.upto);
+			for (uint32_t i = 0; i + 1 < rs->n; i++)
+				if (rs->e[i].cpu != ev->cpu)
+					drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->e[i].cpu, rs->e[i].upto);
 		}
 	} else {
 		if (cur == HMAP_EMPTY)
@@ -2375,13 +2376,19 @@ static inline __attribute__((always_inline)) void do_lock(struct pt_machine *m, 
 			ls->cur = (cur & ~0xffffull) | (readers - 1);
 		else
 			ls->cur = HMAP_EMPTY;
-		/* what this CPU stored and what it observed from others before the release */
+		/* what this CPU stored and what it observed from others before the release: the
+		 * entries drain_add() of each would leave, in that order, without its search, as
+		 * c->drain holds one entry per CPU and none of this one (an acquire adds others' only);
+		 * the first is kept in the record, most sets having no other (one CPU, or a DSB since) */
 		const struct cpu *c = &m->cpu[ev->cpu];
 		struct release_set *rs = &ls->rel;
-		rs->n = 0;
-		release_set_add(rs, (uint16_t)ev->cpu, m->sseq);
-		for (uint32_t i = 0; i < c->ndrain; i++)
-			release_set_add(rs, c->drain[i].cpu, c->drain[i].upto);
+		rs->own = (struct drain){ .cpu = (uint16_t)ev->cpu, .upto = m->sseq };
+		if (c->ndrain) {
+			if (c->ndrain > rs->cap)
+				release_set_grow(rs, c->ndrain);
+			memcpy(rs->e, c->drain, c->ndrain * sizeof(*rs->e));
+		}
+		rs->n = 1 + c->ndrain;
 		OBS(m, lock, ev, false);
 	}
 }
