@@ -2308,20 +2308,25 @@ static __attribute__((noinline)) void release_set_grow(struct release_set *rs, u
 		abort();
 }
 
+/* True if the lock memo holds lock (cls, key). */
+static inline bool lock_memo_hit(const struct pt_machine *m, unsigned cls, uint64_t key)
+{
+	return m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls;
+}
+
 /* The index in lock_states of lock (cls, key), HMAP_EMPTY if it has no record. */
 static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint64_t key)
 {
-	if (m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls)
+	if (lock_memo_hit(m, cls, key))
 		return m->lock_memo;
 	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
 }
 
-/* A record for lock (cls, key), which has none: free, never released; its index in lock_states.
- * (Out of line: a lock's first use only, and inline its register saves were a third of every
- * lookup's cost.) */
-static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, unsigned cls, uint64_t key)
+/* A record for the lock of key k (lock_key()), which has none: free, never released; its index
+ * in lock_states.  (Out of line: a lock's first use only, and inline its register saves were a
+ * third of every lookup's cost.) */
+static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, uint64_t k)
 {
-	uint64_t k = lock_key(cls, key);
 	struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
 	if (m->lock_states.n < m->lock_bufs) {
 		/* the buffer of the record this one replaces, emptied (n = 0) */
@@ -2339,11 +2344,15 @@ static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, u
 /* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
 static inline struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
 {
-	uint64_t i = lock_find(m, cls, key);
+	if (lock_memo_hit(m, cls, key))
+		return &m->lock_states.v[m->lock_memo];	/* (the memo stays as it is) */
+	/* lock_find() past its memo, the key it looks up kept for a new record */
+	uint64_t k = lock_key(cls, key);
+	uint64_t i = hmap_get(&m->locks, k, HMAP_EMPTY);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
-		i = lock_state_new(m, cls, key);
+		i = lock_state_new(m, k);
 	}
 	m->lock_memo_cls = (uint8_t)cls;
 	m->lock_memo_key = key;
