@@ -185,7 +185,7 @@ struct mm_space {
 	uint64_t pgd;			/* root table physical address */
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
-	uint32_t vma_hint;		/* find_vma()'s last answer (an index, checked before use) */
+	uint32_t vma_hint;		/* find_vma()'s last answer, or vma_span()'s (an index, checked before use) */
 	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 	unsigned tlb_flush_pending;	/* mm->tlb_flush_pending: mmu_gathers not yet finished */
 };
@@ -239,6 +239,7 @@ struct mm_model {
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
 	unsigned nbusy;				/* threads in the middle of an op (busy) */
+	bool started;				/* a thread was scheduled (start_thread()) since the reset */
 	uint64_t op_seq;			/* ops queued so far */
 	struct coro *main_co;
 	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,

@@ -704,10 +704,20 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 }
 
 /* find_vma(s, va), and [*lo, *hi) around va where find_vma() gives the same answer: the VMA,
- * or the gap between two VMAs (the VMAs are sorted and do not overlap). */
-static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
+ * or the gap between two VMAs (the VMAs are sorted and do not overlap).  A check asks for the
+ * spans of a range in turn: the VMA of the hint, or the one after it, is most often
+ * vma_index_above()'s answer, which is the first VMA that ends above va (their ends go up). */
+static const struct mm_vma *vma_span(struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t a = vma_index_above(s, va);
+	uint32_t h = s->vma_hint, a;
+	if (h < s->nvma && s->vma[h].end > va && (!h || s->vma[h - 1].end <= va))
+		a = h;
+	else if (h < s->nvma && s->vma[h].end <= va && (h + 1 == s->nvma || s->vma[h + 1].end > va))
+		a = h + 1;
+	else
+		a = vma_index_above(s, va);
+	if (a < s->nvma)
+		s->vma_hint = a;
 	if (a < s->nvma && s->vma[a].start <= va) {
 		*lo = s->vma[a].start;
 		*hi = s->vma[a].end;
@@ -1009,7 +1019,11 @@ static struct walk_cache *walks_of(struct mm_model *mm, struct mm_space *s)
 	struct ref_map *r = &s->ref;
 	uint64_t table_gen = pt_machine_table_gen(mm->m), latest_gen = pt_machine_latest_gen(mm->m);
 	if (table_gen != r->wc_table_gen || latest_gen != r->wc_latest_gen) {
-		r->wc = (struct walk_cache){ 0 };
+		/* empty: the cache's other fields are read only inside its range (lo <= va < hi)
+		 * or with its PTE table (pte), and walk_page() sets them with those (a store of
+		 * the whole cache is a rep stos, dear for its size) */
+		r->wc.lo = r->wc.hi = 0;
+		r->wc.pte = NULL;
 		r->wc_table_gen = table_gen;
 		r->wc_latest_gen = latest_gen;
 	}
