@@ -102,8 +102,10 @@ void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
 		k = n - i < PTRS_PER_PTE - idx ? n - i : PTRS_PER_PTE - idx;
 		uint32_t f = pt_machine_lookup(mm->m, pa);
 		const uint64_t *latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
-		for (unsigned j = 0; j < k; j++)
-			old[i + j] = latest ? latest[idx + j] : 0;
+		if (latest)
+			memcpy(old + i, latest + idx, k * sizeof(*old));
+		else
+			memset(old + i, 0, k * sizeof(*old));
 	}
 }
 
