@@ -563,7 +563,7 @@ static bool fault_mapped(struct mm_model *mm, struct mm_thread *t, struct mm_spa
 
 int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ALIGN_DOWN(ev->va, PAGE_SIZE), len = ev->len ? ev->len : PAGE_SIZE;
 	uint64_t end = ALIGN_UP(ev->va + len, PAGE_SIZE);
 	int rc = 0;
