@@ -580,41 +580,87 @@ struct span {
 	uint64_t any, wany, vany;
 };
 
+/* Two entries in a 128-bit vector (SSE2, the x86-64 baseline) */
+typedef uint64_t vec2 __attribute__((vector_size(16)));
+
+static inline vec2 vec2_load(const uint64_t *p)
+{
+	vec2 v;
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* The ORs of d[0..n), w[0..n) and v[0..n) (n even) into acc[0..2], two entries a vector (an OR's
+ * operands may come in any order and grouping: the result is the same).  Called with n a
+ * constant, a whole group, the loop is unrolled whole. */
+static inline __attribute__((always_inline)) void ors_by_pairs(const uint64_t *d, const uint64_t *w,
+								const uint64_t *v, unsigned n, vec2 acc[3])
+{
+#pragma GCC unroll 8
+	for (unsigned j = 0; j < n; j += 2) {
+		acc[0] |= vec2_load(d + j);
+		acc[1] |= vec2_load(w + j);
+		acc[2] |= vec2_load(v + j);
+	}
+}
+
 /*
  * One pass over a span d[0..cnt) (cnt >= 1), and w and v, which the caller reads in the same
  * pass (either may be d): their ORs alone, three an entry.  Whether a span steps
  * (span_steps()) is asked after, of the few spans whose ORs leave the answer open: most are
- * of groups with no CONT entry, or have no valid entry, and need no more.
+ * of groups with no CONT entry, or have no valid entry, and need no more.  Most spans are a
+ * whole group: for them the loop is one of a known count.
  */
 static inline __attribute__((always_inline)) void span_ors(const uint64_t *d, const uint64_t *w, const uint64_t *v,
 							    unsigned cnt, struct span *s)
 {
-	uint64_t a = 0, b = 0, c = 0;
-	/* four entries a turn: the spans are mostly a group of 16, and the loop's own count,
-	 * test and branch cost as much as an entry's ORs (unrolling changes no result) */
-#pragma GCC unroll 4
-	for (unsigned j = 0; j < cnt; j++) {
-		a |= d[j];
-		b |= w[j];
-		c |= v[j];
+	vec2 acc[3] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	unsigned j = cnt & ~1u;
+	if (cnt == PT_CONT_PTES)
+		ors_by_pairs(d, w, v, PT_CONT_PTES, acc);
+	else
+		ors_by_pairs(d, w, v, j, acc);
+	s->any = acc[0][0] | acc[0][1];
+	s->wany = acc[1][0] | acc[1][1];
+	s->vany = acc[2][0] | acc[2][1];
+	if (j < cnt) {
+		s->any |= d[j];
+		s->wany |= w[j];
+		s->vany |= v[j];
 	}
-	s->any = a;
-	s->wany = b;
-	s->vany = c;
+}
+
+/* The OR of d[j] ^ (d[0] + j * size) for j in [0, n) (n even) into *acc, two entries a vector:
+ * x holds d[0] and d[0] + size, and returns as it is for j = n (sums modulo 2^64, as one running
+ * sum would make them).  Called with n a constant, a whole group, the loop is unrolled whole. */
+static inline __attribute__((always_inline)) vec2 steps_by_pairs(const uint64_t *d, unsigned n, uint64_t size,
+								  vec2 x, vec2 *acc)
+{
+	vec2 step = { 2 * size, 2 * size };
+#pragma GCC unroll 8
+	for (unsigned j = 0; j < n; j += 2, x += step)
+		*acc |= vec2_load(d + j) ^ x;
+	return x;
 }
 
 /*
  * Do the entries of a span d[0..cnt) (cnt >= 1) step: are they d[0] + j * size, the level's
  * size apart, with no carry out of the output address (the bits outside it stay d[0]'s up to
- * the last: they only grow)?
+ * the last: they only grow)?  Most spans are a whole group: for them the loop is one of a known
+ * count.
  */
 static bool span_steps(const uint64_t *d, unsigned cnt, uint64_t size)
 {
-	uint64_t other = 0, x = d[0];
-#pragma GCC unroll 4
-	for (unsigned j = 0; j < cnt; j++, x += size)
-		other |= d[j] ^ x;
-	return !other && !(((x - size) ^ d[0]) & ~PT_DESC_OA_MASK);
+	vec2 other = { 0, 0 }, x = { d[0], d[0] + size };
+	unsigned j = cnt & ~1u;
+	if (cnt == PT_CONT_PTES)
+		x = steps_by_pairs(d, PT_CONT_PTES, size, x, &other);
+	else
+		x = steps_by_pairs(d, j, size, x, &other);
+	uint64_t o = other[0] | other[1];
+	if (j < cnt)
+		o |= d[j] ^ x[0];
+	return !o && !(((d[0] + (cnt - 1) * size) ^ d[0]) & ~PT_DESC_OA_MASK);
 }
 
 /*

@@ -82,7 +82,8 @@ struct drain {
 /* What a lock release publishes: the releasing CPU's stores, and those it observed itself
  * (through locks it took) and has not completed with a DSB since: cumulativity, transitively */
 struct release_set {
-	struct drain *e;
+	struct drain own;	/* the releasing CPU's stores (n != 0) */
+	struct drain *e;	/* then e[0..n - 1), those of other CPUs it observed (room for cap) */
 	uint32_t n, cap;
 };
 
@@ -2193,6 +2194,25 @@ static inline bool cont_count_move(struct pt_table *t, unsigned idx, uint64_t ol
 	return true;
 }
 
+/*
+ * The CONT entries of t's group g in its latest entries: its CONT count, which always is that
+ * number (every store to a latest entry moves the count by its CONT bit, cont_count_move() or
+ * store_run_at(), and a table starts, from table_new(), or is zeroed, by pt_zero(), with no
+ * entry and a zero count), so a run of stores may count it again rather than follow each one.
+ * The CONT bits summed in place, two entries at a time (SSE2, the x86-64 baseline).
+ */
+static inline uint8_t cont_count(const struct pt_table *t, unsigned g)
+{
+	typedef uint64_t u64x2 __attribute__((vector_size(16)));
+	u64x2 sum = { 0, 0 };
+	for (unsigned j = g * PT_CONT_PTES; j < (g + 1) * PT_CONT_PTES; j += 2) {
+		u64x2 v;
+		memcpy(&v, &t->latest[j], sizeof(v));
+		sum += v & PT_DESC_CONT;
+	}
+	return (uint8_t)((sum[0] + sum[1]) / PT_DESC_CONT);
+}
+
 /* Group g's bit in t->cont_groups: set while its CONT count is not zero. */
 static inline void cont_group_bit(struct pt_table *t, unsigned g)
 {
@@ -2343,33 +2363,35 @@ static bool drain_add(struct drain *set, uint32_t *n, uint32_t cap, uint16_t cpu
 	return true;
 }
 
-/* drain_add() to a release set, grown if full (inline: every unlock adds at least one, and the
- * call cost as much as the add) */
-static inline void release_set_add(struct release_set *rs, uint16_t cpu, uint64_t upto)
+/* Room for n entries in a release set's buffer (a release after handoffs from many CPUs: rare) */
+static __attribute__((noinline)) void release_set_grow(struct release_set *rs, uint32_t n)
 {
-	if (rs->n == rs->cap) {
+	while (rs->cap < n)
 		rs->cap = rs->cap ? 2 * rs->cap : 4;
-		rs->e = realloc(rs->e, rs->cap * sizeof(*rs->e));
-		if (!rs->e)
-			abort();
-	}
-	drain_add(rs->e, &rs->n, rs->cap, cpu, upto);
+	rs->e = realloc(rs->e, rs->cap * sizeof(*rs->e));
+	if (!rs->e)
+		abort();
+}
+
+/* True if the lock memo holds lock (cls, key). */
+static inline bool lock_memo_hit(const struct pt_machine *m, unsigned cls, uint64_t key)
+{
+	return m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls;
 }
 
 /* The index in lock_states of lock (cls, key), HMAP_EMPTY if it has no record. */
 static inline uint64_t lock_find(const struct pt_machine *m, unsigned cls, uint64_t key)
 {
-	if (m->lock_memo != UINT32_MAX && m->lock_memo_key == key && m->lock_memo_cls == cls)
+	if (lock_memo_hit(m, cls, key))
 		return m->lock_memo;
 	return hmap_get(&m->locks, lock_key(cls, key), HMAP_EMPTY);
 }
 
-/* A record for lock (cls, key), which has none: free, never released; its index in lock_states.
- * (Out of line: a lock's first use only, and inline its register saves were a third of every
- * lookup's cost.) */
-static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, unsigned cls, uint64_t key)
+/* A record for the lock of key k (lock_key()), which has none: free, never released; its index
+ * in lock_states.  (Out of line: a lock's first use only, and inline its register saves were a
+ * third of every lookup's cost.) */
+static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, uint64_t k)
 {
-	uint64_t k = lock_key(cls, key);
 	struct lock_state z = { .key = k, .cur = HMAP_EMPTY };
 	if (m->lock_states.n < m->lock_bufs) {
 		/* the buffer of the record this one replaces, emptied (n = 0) */
@@ -2387,11 +2409,15 @@ static __attribute__((noinline)) uint64_t lock_state_new(struct pt_machine *m, u
 /* The record of lock (cls, key), made (free, never released) if there is none and create is set. */
 static inline struct lock_state *lock_state(struct pt_machine *m, unsigned cls, uint64_t key, bool create)
 {
-	uint64_t i = lock_find(m, cls, key);
+	if (lock_memo_hit(m, cls, key))
+		return &m->lock_states.v[m->lock_memo];	/* (the memo stays as it is) */
+	/* lock_find() past its memo, the key it looks up kept for a new record */
+	uint64_t k = lock_key(cls, key);
+	uint64_t i = hmap_get(&m->locks, k, HMAP_EMPTY);
 	if (i == HMAP_EMPTY) {
 		if (!create)
 			return NULL;
-		i = lock_state_new(m, cls, key);
+		i = lock_state_new(m, k);
 	}
 	m->lock_memo_cls = (uint8_t)cls;
 	m->lock_memo_key = key;
@@ -2428,9 +2454,12 @@ static inline __attribute__((always_inline)) void do_lock(struct pt_machine *m, 
 			 * observed itself, are observed by this CPU, so this CPU's DSB completes them
 			 * too (DSB cumulativity, Arm ARM B2.3) */
 			struct cpu *c = &m->cpu[ev->cpu];
-			for (uint32_t i = 0; i < ls->rel.n; i++)
-				if (ls->rel.e[i].cpu != ev->cpu)
-					drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, ls->rel.e[i].cpu, ls->rel.e[i].upto);
+			const struct release_set *rs = &ls->rel;
+			if (rs->n && rs->own.cpu != ev->cpu)
+				drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->own.cpu, rs->own.upto);
+			for (uint32_t i = 0; i + 1 < rs->n; i++)
+				if (rs->e[i].cpu != ev->cpu)
+					drain_add(c->drain, &c->ndrain, PT_MAX_CPUS, rs->e[i].cpu, rs->e[i].upto);
 		}
 	} else {
 		if (cur == HMAP_EMPTY)
@@ -2440,13 +2469,19 @@ static inline __attribute__((always_inline)) void do_lock(struct pt_machine *m, 
 			ls->cur = (cur & ~0xffffull) | (readers - 1);
 		else
 			ls->cur = HMAP_EMPTY;
-		/* what this CPU stored and what it observed from others before the release */
+		/* what this CPU stored and what it observed from others before the release: the
+		 * entries drain_add() of each would leave, in that order, without its search, as
+		 * c->drain holds one entry per CPU and none of this one (an acquire adds others' only);
+		 * the first is kept in the record, most sets having no other (one CPU, or a DSB since) */
 		const struct cpu *c = &m->cpu[ev->cpu];
 		struct release_set *rs = &ls->rel;
-		rs->n = 0;
-		release_set_add(rs, (uint16_t)ev->cpu, m->sseq);
-		for (uint32_t i = 0; i < c->ndrain; i++)
-			release_set_add(rs, c->drain[i].cpu, c->drain[i].upto);
+		rs->own = (struct drain){ .cpu = (uint16_t)ev->cpu, .upto = m->sseq };
+		if (c->ndrain) {
+			if (c->ndrain > rs->cap)
+				release_set_grow(rs, c->ndrain);
+			memcpy(rs->e, c->drain, c->ndrain * sizeof(*rs->e));
+		}
+		rs->n = 1 + c->ndrain;
 		OBS(m, lock, ev, false);
 	}
 }
@@ -2927,9 +2962,9 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 /* What store_entry_at() does for n stores of vals to t (frame f) from entry idx on (idx + n <=
  * PT_PTRS) by CPU c, with room for them in c's store buffer and no hook between them: at once.
  * Only the end state can be seen, and it is the same: the generation moves by n, the dirty bits
- * are those of the range, a group's CONT count moves by the CONT bits its stores set less those
- * they clear (the same count, modulo 256, as one store at a time), its bit in cont_groups
- * follows the count, whatever the order the count moved in, and the
+ * are those of the range, a group whose stores changed a CONT bit has its CONT count counted
+ * again in its entries (cont_count(): what the stores one at a time would leave), its bit in
+ * cont_groups follows the count, and the
  * stores' records take the next n store sequence numbers in order, with c's op, which nothing
  * changes between them (kept in locals: the records' stores cannot change them). */
 static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32_t f, unsigned idx,
@@ -2943,16 +2978,14 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 		/* the stores to one CONT group */
 		unsigned g = (idx + i) / PT_CONT_PTES, end = (g + 1) * PT_CONT_PTES - idx;
 		uint64_t changed = 0;
-		int set = 0;	/* CONT bits set less those cleared */
 		for (end = end < n ? end : n; i < end; i++) {
 			uint64_t old = t->latest[idx + i];
 			t->latest[idx + i] = vals[i];
 			changed |= old ^ vals[i];
-			set += (int)((vals[i] & PT_DESC_CONT) != 0) - (int)((old & PT_DESC_CONT) != 0);
 			pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
 		}
 		if (changed & PT_DESC_CONT) {
-			t->ncont[g] = (uint8_t)(t->ncont[g] + set);
+			t->ncont[g] = cont_count(t, g);
 			cont_group_bit(t, g);
 		}
 	}

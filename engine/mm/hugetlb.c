@@ -295,7 +295,7 @@ int mm_do_hugetlb(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 		return EINVAL;
 	struct huge_op op = {
 		.mm = mm, .t = t, .va = ev->va, .sz = ev->len,
-		.s = kernel ? mm_kernel(mm, t) : mm_space_get(mm, t, ev->asid),
+		.s = kernel ? mm_kernel(mm, t) : t->op_space,
 		.prot = ev->prot ? ev->prot : PT_PROT_READ | PT_PROT_WRITE,
 	};
 	while ((PAGE_SIZE << op.order) < op.sz)

@@ -40,7 +40,7 @@ static bool hugetlb_split_ok(struct mm_space *s, const struct vma_range *r)
 
 int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ev->va;
 	unsigned advice = ev->op;
 	if (advice >= PT_ADV_COUNT || !IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE ||

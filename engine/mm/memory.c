@@ -47,16 +47,11 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 		 * its test, and the pages they map asked after, at once: the loop stops at the first
 		 * entry that fails either, having read it (reads), or at max_nr */
 		uint64_t e = expected;
-		uint32_t f = PT_NO_FRAME;
+		const uint64_t *latest = NULL;
 		unsigned same = 1;	/* entries that pass the first test, with the first */
 		for (; same < max_nr; same++) {
-			uint64_t entry_pa = ptep + 8ull * same;
 			e += PAGE_SIZE;
-			if (same == 1 || !(entry_pa & (PAGE_SIZE - 1)))
-				f = pt_machine_lookup(mm->m, entry_pa);
-			uint64_t next = f == PT_NO_FRAME ? 0 :
-				pt_machine_entry_latest(mm->m, f, (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1)));
-			if ((next & ~ignore) != e)
+			if ((mm_entry_at(mm, ptep + 8, same - 1, &latest) & ~ignore) != e)
 				break;
 		}
 		/* those entries map pa + PAGE_SIZE on, in order (the test holds their address) */
@@ -568,7 +563,7 @@ static bool fault_mapped(struct mm_model *mm, struct mm_thread *t, struct mm_spa
 
 int mm_do_touch(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ALIGN_DOWN(ev->va, PAGE_SIZE), len = ev->len ? ev->len : PAGE_SIZE;
 	uint64_t end = ALIGN_UP(ev->va + len, PAGE_SIZE);
 	int rc = 0;

@@ -185,7 +185,7 @@ struct mm_space {
 	uint64_t pgd;			/* root table physical address */
 	struct mm_vma *vma;		/* sorted, non-overlapping */
 	uint32_t nvma, capvma;
-	uint32_t vma_hint;		/* find_vma()'s last answer (an index, checked before use) */
+	uint32_t vma_hint;		/* find_vma()'s last answer, or vma_span()'s (an index, checked before use) */
 	struct ref_map ref;		/* reference semantics: va page -> REF_* word (see ref.c) */
 	unsigned tlb_flush_pending;	/* mm->tlb_flush_pending: mmu_gathers not yet finished */
 };
@@ -239,6 +239,7 @@ struct mm_model {
 	uint32_t cpu_tid[PT_MAX_CPUS];		/* the thread the machine last saw switched in */
 	struct mm_thread *running;		/* the thread executing on its own stack, or NULL */
 	unsigned nbusy;				/* threads in the middle of an op (busy) */
+	bool started;				/* a thread was scheduled (start_thread()) since the reset */
 	uint64_t op_seq;			/* ops queued so far */
 	struct coro *main_co;
 	/* coroutines (with their 256 KiB stacks) of the threads of sessions before a reset,
@@ -308,6 +309,19 @@ uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa);
 /*! mm_peek() : old[i] = what mm_read() of entry entry_pa + 8 * i gives now, for i < n, without
  * their scheduling points: only for a run that takes them after (mm_write_run()'s reads). */
 void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n);
+/*! mm_entry_at() : entry i of the entries from entry_pa on (an entry's address, 8-aligned) as
+ * mm_read() sees it (0 where no table is), without its scheduling point, for entries read in
+ * order with nothing between them: *latest is the latest entries of the page entry i - 1 was in
+ * (NULL: no table), looked up again at i == 0 and at a page's start. */
+static inline uint64_t mm_entry_at(struct mm_model *mm, uint64_t entry_pa, unsigned i, const uint64_t **latest)
+{
+	uint64_t pa = entry_pa + 8ull * i;
+	if (i == 0 || !(pa & (PAGE_SIZE - 1))) {
+		uint32_t f = pt_machine_lookup(mm->m, pa);
+		*latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
+	}
+	return *latest ? (*latest)[(pa >> 3) & (PTRS_PER_PTE - 1)] : 0;
+}
 /*! mm_read_until_present() : mm_read() of the entries from entry_pa on until one is not none,
  * at most n.  @return : the index of that one, or n if all n are none. */
 unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, unsigned n);

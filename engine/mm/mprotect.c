@@ -570,7 +570,7 @@ static int task_numa_work(struct mm_model *mm, struct mm_thread *t, struct mm_sp
 
 int mm_do_mprotect(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ev->va, len = ALIGN_UP(ev->len, PAGE_SIZE);
 
 	if (!IS_ALIGNED(start, PAGE_SIZE) || (ev->prot & ~(PT_PROT_READ | PT_PROT_WRITE | PT_PROT_EXEC)))

@@ -822,7 +822,7 @@ static int mremap_at(struct mm_model *mm, struct mm_thread *t, struct vma_remap_
  */
 int mm_do_mremap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	const char *prev = mm_site(mm, t, "do_mremap");
 	struct vma_remap_struct vrm = {
 		.s = s, .addr = ev->va, .old_len = ev->len, .new_len = ev->len2, .new_addr = ev->va2,

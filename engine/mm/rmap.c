@@ -325,7 +325,7 @@ int madvise_pageout(struct mm_model *mm, struct mm_thread *t, struct mm_space *s
  */
 int mm_do_pageout(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t va = ALIGN_DOWN(ev->va, PAGE_SIZE);
 	if (va >= TASK_SIZE)
 		return EINVAL;

@@ -280,7 +280,7 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 
 int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ev->va;
 	if (!IS_ALIGNED(start, PAGE_SIZE) || start > TASK_SIZE || ev->len > TASK_SIZE - start ||
 	    !ALIGN_UP(ev->len, PAGE_SIZE))
@@ -303,7 +303,7 @@ int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event
 
 int mm_do_mmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event *ev)
 {
-	struct mm_space *s = mm_space_get(mm, t, ev->asid);
+	struct mm_space *s = t->op_space;	/* run_desc()'s mm_space_get(mm, t, ev->asid) */
 	uint64_t start = ev->va, len = ALIGN_UP(ev->len, PAGE_SIZE);
 	mm_site(mm, t, "do_mmap");
 	if (!len || !IS_ALIGNED(start, PAGE_SIZE) || start + len < start || start + len > TASK_SIZE)

@@ -72,27 +72,17 @@ void mm_text_fetch(struct mm_model *mm, struct mm_thread *t)
 	emit_now(mm, t, &ev);
 }
 
-/* Entry i of the entries from entry_pa on, as a read sees it (0 where no table is), with *f the
- * frame of the page entry i - 1 was in (looked up again at i == 0 and at a page's start). */
-static inline uint64_t entry_at(struct mm_model *mm, uint64_t entry_pa, unsigned i, uint32_t *f)
-{
-	uint64_t pa = entry_pa + 8ull * i;
-	if (i == 0 || (pa & 0xfff) == 0)
-		*f = pt_machine_lookup(mm->m, pa);
-	return *f == PT_NO_FRAME ? 0 : pt_machine_entry_latest(mm->m, *f, (unsigned)((pa >> 3) & 511));
-}
-
 uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 {
-	uint32_t f = PT_NO_FRAME;
+	const uint64_t *latest;
 	mm_sched_point(mm, t, PT_SCHED_READ);
-	return entry_at(mm, entry_pa, 0, &f);
+	return mm_entry_at(mm, entry_pa, 0, &latest);
 }
 
 /*
- * entry_at() of entries 0..n-1 from entry_pa on (an entry's address, 8-aligned): a page's
- * entries at a time, from the latest entries of its frame, which entry_at() reads one by one
- * (no table there: zeros, as entry_at() gives each).
+ * mm_entry_at() of entries 0..n-1 from entry_pa on (an entry's address, 8-aligned): a page's
+ * entries at a time, from the latest entries of its frame, which mm_entry_at() reads one by one
+ * (no table there: zeros, as mm_entry_at() gives each).
  */
 void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
 {
@@ -102,8 +92,10 @@ void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
 		k = n - i < PTRS_PER_PTE - idx ? n - i : PTRS_PER_PTE - idx;
 		uint32_t f = pt_machine_lookup(mm->m, pa);
 		const uint64_t *latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
-		for (unsigned j = 0; j < k; j++)
-			old[i + j] = latest ? latest[idx + j] : 0;
+		if (latest)
+			memcpy(old + i, latest + idx, k * sizeof(*old));
+		else
+			memset(old + i, 0, k * sizeof(*old));
 	}
 }
 
@@ -118,8 +110,8 @@ unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_
 {
 	unsigned i = 0;
 	if (n > 1 && !mm->no_runs) {
-		uint32_t f = PT_NO_FRAME;
-		while (i < n && pte_none(entry_at(mm, entry_pa, i, &f)))
+		const uint64_t *latest = NULL;
+		while (i < n && pte_none(mm_entry_at(mm, entry_pa, i, &latest)))
 			i++;
 		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, i < n ? i + 1 : n))
 			return i;

@@ -4,8 +4,6 @@
  * bracketed by begin/end (the checkers' completion points), has a step bound
  * (I11), and is checked against the reference semantics by its handler.
  */
-#include <string.h>
-
 #include "mm_internal.h"
 #include "ptdebug.h"
 
@@ -74,7 +72,11 @@ static int run_desc(struct mm_model *mm, struct mm_thread *t, const struct pt_ev
 	t->bound = MM_STEPS_PER_PAGE * (pages + 1) + MM_STEPS_BASE;
 	t->site = NULL;
 	pt_checker_set_site(mm->c, NULL);
-	/* what the op works on, for the reference checks of the ops that run beside it (ref.c) */
+	/* what the op works on, for the reference checks of the ops that run beside it (ref.c), and
+	 * for the user ops' handlers, which take it rather than ask mm_space_get() again: that
+	 * second call would find the same space (the first of ev->asid, created here if new) and,
+	 * with TTBR0 switched here and no scheduling point before the handler (begin only
+	 * brackets), emit nothing */
 	const struct pt_event *outer_ev = t->op_ev;
 	struct mm_space *outer_space = t->op_space;
 	t->op_space = d->kernel ? mm_kernel(mm, t) : mm_space_get(mm, t, ev->asid);
@@ -165,7 +167,10 @@ static int mm_model_op_run(struct mm_model *mm, const struct pt_event *ev)
 
 int mm_model_op(struct mm_model *mm, const struct pt_event *ev)
 {
-	memset(&mm->res, 0, sizeof(mm->res));
+	/* a copy of an empty record, as memset() leaves it: vector stores, where a memset() of
+	 * its size is a rep stos, whose start-up costs more than the stores */
+	static const struct mm_op_result none;
+	mm->res = none;
 	mm->res_ev = ev;
 	int rc = mm_model_op_run(mm, ev);
 	mm->res_ev = NULL;

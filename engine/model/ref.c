@@ -704,10 +704,20 @@ static bool ref_check_page(struct mm_model *mm, struct mm_space *s, uint64_t va,
 }
 
 /* find_vma(s, va), and [*lo, *hi) around va where find_vma() gives the same answer: the VMA,
- * or the gap between two VMAs (the VMAs are sorted and do not overlap). */
-static const struct mm_vma *vma_span(const struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
+ * or the gap between two VMAs (the VMAs are sorted and do not overlap).  A check asks for the
+ * spans of a range in turn: the VMA of the hint, or the one after it, is most often
+ * vma_index_above()'s answer, which is the first VMA that ends above va (their ends go up). */
+static const struct mm_vma *vma_span(struct mm_space *s, uint64_t va, uint64_t *lo, uint64_t *hi)
 {
-	uint32_t a = vma_index_above(s, va);
+	uint32_t h = s->vma_hint, a;
+	if (h < s->nvma && s->vma[h].end > va && (!h || s->vma[h - 1].end <= va))
+		a = h;
+	else if (h < s->nvma && s->vma[h].end <= va && (h + 1 == s->nvma || s->vma[h + 1].end > va))
+		a = h + 1;
+	else
+		a = vma_index_above(s, va);
+	if (a < s->nvma)
+		s->vma_hint = a;
 	if (a < s->nvma && s->vma[a].start <= va) {
 		*lo = s->vma[a].start;
 		*hi = s->vma[a].end;
@@ -746,6 +756,27 @@ static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, u
 	return diff;
 }
 
+/* The OR over k < n of (p[k] ^ (d0 + k * PAGE_SIZE)) | (((w[k] & keep) | add) ^ (got0 + k * PAGE_SIZE)),
+ * two entries to a 128-bit vector (SSE2, which gcc 12 at -O2 does not find itself), the odd one
+ * last: an OR is the same in any order, and d0 + k * PAGE_SIZE modulo 2^64 however it is summed. */
+static inline uint64_t pte_linear_diff(const uint64_t *w, const uint64_t *p, unsigned n, uint64_t d0, uint64_t got0,
+				       uint64_t keep, uint64_t add)
+{
+	typedef uint64_t u64x2 __attribute__((vector_size(16)));
+	u64x2 dv = { d0, d0 + PAGE_SIZE }, gv = { got0, got0 + PAGE_SIZE }, acc = { 0, 0 };
+	unsigned k = 0;
+	for (; k + 2 <= n; k += 2, dv += 2 * PAGE_SIZE, gv += 2 * PAGE_SIZE) {
+		u64x2 pv, wv;
+		memcpy(&pv, p + k, sizeof(pv));
+		memcpy(&wv, w + k, sizeof(wv));
+		acc |= (pv ^ dv) | (((wv & keep) | add) ^ gv);
+	}
+	uint64_t diff = acc[0] | acc[1];
+	if (k < n)
+		diff |= (p[k] ^ dv[0]) | (((w[k] & keep) | add) ^ gv[0]);
+	return diff;
+}
+
 /* Nonzero unless each of the n PTEs p[k] is a leaf whose value, as page_words() gives it for a page
  * in_page bytes into it, equals (w[k] & keep) | add; kuser and xn as for valid_desc_flags(). */
 static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n, uint64_t in_page, uint64_t keep,
@@ -760,9 +791,7 @@ static inline uint64_t pte_diff(const uint64_t *w, const uint64_t *p, unsigned n
 		 * under the page bits); where every PTE and word goes so, zero is the loop's answer
 		 * below, and any other run is judged by that loop */
 		const uint64_t got0 = pt_desc_oa(d0) | valid_desc_flags(d0, kuser, xn);
-		for (unsigned k = 0; k < n; k++)
-			diff |= (p[k] ^ (d0 + (uint64_t)k * PAGE_SIZE)) |
-				(((w[k] & keep) | add) ^ (got0 + (uint64_t)k * PAGE_SIZE));
+		diff = pte_linear_diff(w, p, n, d0, got0, keep, add);
 		if (!(diff | (~d0 & 3)))
 			return 0;
 		diff = 0;
@@ -1009,7 +1038,11 @@ static struct walk_cache *walks_of(struct mm_model *mm, struct mm_space *s)
 	struct ref_map *r = &s->ref;
 	uint64_t table_gen = pt_machine_table_gen(mm->m), latest_gen = pt_machine_latest_gen(mm->m);
 	if (table_gen != r->wc_table_gen || latest_gen != r->wc_latest_gen) {
-		r->wc = (struct walk_cache){ 0 };
+		/* empty: the cache's other fields are read only inside its range (lo <= va < hi)
+		 * or with its PTE table (pte), and walk_page() sets them with those (a store of
+		 * the whole cache is a rep stos, dear for its size) */
+		r->wc.lo = r->wc.hi = 0;
+		r->wc.pte = NULL;
 		r->wc_table_gen = table_gen;
 		r->wc_latest_gen = latest_gen;
 	}

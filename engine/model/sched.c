@@ -96,6 +96,7 @@ static void start_thread(struct mm_model *mm, struct mm_thread *t)
 		}
 	}
 	t->scheduled = true;
+	mm->started = true;
 	t->budget = 0;
 }
 
@@ -280,6 +281,8 @@ static bool resume_implicit(struct mm_model *mm)
 
 static bool other_busy(const struct mm_model *mm, const struct mm_thread *self)
 {
+	if (!mm->started)
+		return false;	/* no thread was scheduled since the reset: none is */
 	for (unsigned i = 0; i < mm->ncpus; i++)
 		if (&mm->thread[i] != self && mm->thread[i].scheduled && has_work(&mm->thread[i]))
 			return true;
@@ -489,6 +492,7 @@ void mm_sched_reset(struct mm_model *mm)
 	mm->nextra = 0;
 	memset(mm->thread, 0, mm->ncpus * sizeof(mm->thread[0]));
 	mm->nbusy = 0;	/* a thread that never finished (a deadlock) went with the rest */
+	mm->started = false;
 }
 
 void mm_sched_init(struct mm_model *mm)
