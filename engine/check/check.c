@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vec2.h"
+
 #define MAX_KMAPS 512		/* pending new kernel mappings tracked per CPU */
 #define MAX_GROUPS 256		/* contiguous groups tracked per operation */
 #define MAX_SNAP 1024		/* leaves outside an unmap's range that its stores removed */
@@ -580,27 +582,17 @@ struct span {
 	uint64_t any, wany, vany;
 };
 
-/* Two entries in a 128-bit vector (SSE2, the x86-64 baseline) */
-typedef uint64_t vec2 __attribute__((vector_size(16)));
-
-static inline vec2 vec2_load(const uint64_t *p)
-{
-	vec2 v;
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* The ORs of d[0..n), w[0..n) and v[0..n) (n even) into acc[0..2], two entries a vector (an OR's
  * operands may come in any order and grouping: the result is the same).  Called with n a
  * constant, a whole group, the loop is unrolled whole. */
 static inline __attribute__((always_inline)) void ors_by_pairs(const uint64_t *d, const uint64_t *w,
-								const uint64_t *v, unsigned n, vec2 acc[3])
+								const uint64_t *v, unsigned n, u64x2 acc[3])
 {
 #pragma GCC unroll 8
 	for (unsigned j = 0; j < n; j += 2) {
-		acc[0] |= vec2_load(d + j);
-		acc[1] |= vec2_load(w + j);
-		acc[2] |= vec2_load(v + j);
+		acc[0] |= u64x2_load(d + j);
+		acc[1] |= u64x2_load(w + j);
+		acc[2] |= u64x2_load(v + j);
 	}
 }
 
@@ -614,7 +606,7 @@ static inline __attribute__((always_inline)) void ors_by_pairs(const uint64_t *d
 static inline __attribute__((always_inline)) void span_ors(const uint64_t *d, const uint64_t *w, const uint64_t *v,
 							    unsigned cnt, struct span *s)
 {
-	vec2 acc[3] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+	u64x2 acc[3] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
 	unsigned j = cnt & ~1u;
 	if (cnt == PT_CONT_PTES)
 		ors_by_pairs(d, w, v, PT_CONT_PTES, acc);
@@ -633,13 +625,13 @@ static inline __attribute__((always_inline)) void span_ors(const uint64_t *d, co
 /* The OR of d[j] ^ (d[0] + j * size) for j in [0, n) (n even) into *acc, two entries a vector:
  * x holds d[0] and d[0] + size, and returns as it is for j = n (sums modulo 2^64, as one running
  * sum would make them).  Called with n a constant, a whole group, the loop is unrolled whole. */
-static inline __attribute__((always_inline)) vec2 steps_by_pairs(const uint64_t *d, unsigned n, uint64_t size,
-								  vec2 x, vec2 *acc)
+static inline __attribute__((always_inline)) u64x2 steps_by_pairs(const uint64_t *d, unsigned n, uint64_t size,
+								  u64x2 x, u64x2 *acc)
 {
-	vec2 step = { 2 * size, 2 * size };
+	u64x2 step = { 2 * size, 2 * size };
 #pragma GCC unroll 8
 	for (unsigned j = 0; j < n; j += 2, x += step)
-		*acc |= vec2_load(d + j) ^ x;
+		*acc |= u64x2_load(d + j) ^ x;
 	return x;
 }
 
@@ -651,7 +643,7 @@ static inline __attribute__((always_inline)) vec2 steps_by_pairs(const uint64_t 
  */
 static bool span_steps(const uint64_t *d, unsigned cnt, uint64_t size)
 {
-	vec2 other = { 0, 0 }, x = { d[0], d[0] + size };
+	u64x2 other = { 0, 0 }, x = { d[0], d[0] + size };
 	unsigned j = cnt & ~1u;
 	if (cnt == PT_CONT_PTES)
 		x = steps_by_pairs(d, PT_CONT_PTES, size, x, &other);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "vec2.h"
 
 #define NO_POS UINT32_MAX
 #define POS_STALE_NONE UINT32_MAX
@@ -2203,13 +2204,9 @@ static inline bool cont_count_move(struct pt_table *t, unsigned idx, uint64_t ol
  */
 static inline uint8_t cont_count(const struct pt_table *t, unsigned g)
 {
-	typedef uint64_t u64x2 __attribute__((vector_size(16)));
 	u64x2 sum = { 0, 0 };
-	for (unsigned j = g * PT_CONT_PTES; j < (g + 1) * PT_CONT_PTES; j += 2) {
-		u64x2 v;
-		memcpy(&v, &t->latest[j], sizeof(v));
-		sum += v & PT_DESC_CONT;
-	}
+	for (unsigned j = g * PT_CONT_PTES; j < (g + 1) * PT_CONT_PTES; j += 2)
+		sum += u64x2_load(&t->latest[j]) & PT_DESC_CONT;
 	return (uint8_t)((sum[0] + sum[1]) / PT_DESC_CONT);
 }
 

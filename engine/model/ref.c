@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mm_internal.h"
+#include "vec2.h"
 
 static const char RULE_SEMANTICS[] =
 	"The page tables after an operation must match what the call means: mremap moves the same pages, "
@@ -762,14 +763,10 @@ static inline uint64_t block_diff(const uint64_t *w, unsigned n, uint64_t off, u
 static inline uint64_t pte_linear_diff(const uint64_t *w, const uint64_t *p, unsigned n, uint64_t d0, uint64_t got0,
 				       uint64_t keep, uint64_t add)
 {
-	typedef uint64_t u64x2 __attribute__((vector_size(16)));
 	u64x2 dv = { d0, d0 + PAGE_SIZE }, gv = { got0, got0 + PAGE_SIZE }, acc = { 0, 0 };
 	unsigned k = 0;
 	for (; k + 2 <= n; k += 2, dv += 2 * PAGE_SIZE, gv += 2 * PAGE_SIZE) {
-		u64x2 pv, wv;
-		memcpy(&pv, p + k, sizeof(pv));
-		memcpy(&wv, w + k, sizeof(wv));
-		acc |= (pv ^ dv) | (((wv & keep) | add) ^ gv);
+		acc |= (u64x2_load(p + k) ^ dv) | (((u64x2_load(w + k) & keep) | add) ^ gv);
 	}
 	uint64_t diff = acc[0] | acc[1];
 	if (k < n)

@@ -11,6 +11,7 @@
 #include "machine.h"
 #include "mm.h"
 #include "ptdebug.h"
+#include "vec2.h"
 
 struct pt_session {
 	struct pt_machine *m;
@@ -100,13 +101,11 @@ static void run_event(struct pt_event *ev, const struct pt_event *first, const u
  */
 static unsigned count_cont(const uint64_t *vals, unsigned n)
 {
-	typedef uint64_t u64x2 __attribute__((vector_size(16)));
 	const unsigned cs = (unsigned)__builtin_ctzll(PT_DESC_CONT), vs = (unsigned)__builtin_ctzll(PT_DESC_VALID);
 	u64x2 sum = { 0, 0 };
 	unsigned i = 0;
 	for (; i + 2 <= n; i += 2) {
-		u64x2 v;
-		memcpy(&v, vals + i, sizeof(v));
+		u64x2 v = u64x2_load(vals + i);
 		sum += (v >> cs) & (v >> vs) & 1;
 	}
 	uint64_t c = sum[0] + sum[1];
