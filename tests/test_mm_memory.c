@@ -480,12 +480,18 @@ static bool one_by_one(uint64_t *budget, unsigned budget_on, const unsigned *kin
 	return true;
 }
 
+/* the points check_points() takes: n of kind on (mm_sched_points()); n (on, on2) pairs, as
+ * clear_run() has them (mm_sched_points_last() with nlast n); n of kind on, then nlast of on2 */
+enum points_form { ONE_KIND, PAIRS, LAST_KIND };
+
 static void check_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n,
-			 unsigned nlast, bool last_form)
+			 unsigned nlast, enum points_form form)
 {
 	static const unsigned ons[] = { PT_SCHED_ANY, PT_SCHED_READ, PT_SCHED_PT_WRITE, PT_SCHED_DSB };
 	unsigned kinds[16], npts = 0;
-	if (last_form) {
+	if (form == PAIRS)
+		nlast = n;
+	if (form == LAST_KIND) {
 		for (unsigned i = 0; i < n; i++)
 			kinds[npts++] = on;
 		for (unsigned i = 0; i < nlast; i++)
@@ -493,7 +499,7 @@ static void check_points(struct mm_model *mm, struct mm_thread *t, unsigned on, 
 	} else {
 		for (unsigned i = 0; i < n; i++) {
 			kinds[npts++] = on;
-			if (on2 != PT_SCHED_NONE)
+			if (form == PAIRS)
 				kinds[npts++] = on2;
 		}
 	}
@@ -503,13 +509,13 @@ static void check_points(struct mm_model *mm, struct mm_thread *t, unsigned on, 
 			bool ok = one_by_one(&want, ons[o], kinds, npts);
 			*t = (struct mm_thread){ .budget = budget, .budget_on = ons[o], .steps_total = 7 };
 			mm->running = t;
-			bool got = last_form ? mm_sched_points_last(mm, t, on, n, on2, nlast) :
-					       mm_sched_points(mm, t, on, on2, n);
+			bool got = form == ONE_KIND ? mm_sched_points(mm, t, on, n) :
+						      mm_sched_points_last(mm, t, on, n, on2, nlast);
 			if (got != ok)
-				fail_msg("%s: %u of kind %u, %u of kind %u, budget %llu on kind %u: %s at once, %s one by one",
-					 last_form ? "mm_sched_points_last" : "mm_sched_points", n, on,
-					 last_form ? nlast : on2 != PT_SCHED_NONE ? n : 0, on2, (unsigned long long)budget,
-					 ons[o], got ? "taken" : "refused", ok ? "taken" : "stopped");
+				fail_msg("%s: %u of kind %u, %u of kind %u%s, budget %llu on kind %u: %s at once, %s one by one",
+					 form == ONE_KIND ? "mm_sched_points" : "mm_sched_points_last", n, on,
+					 form == ONE_KIND ? 0 : nlast, on2, form == PAIRS ? " in pairs" : "",
+					 (unsigned long long)budget, ons[o], got ? "taken" : "refused", ok ? "taken" : "stopped");
 			assert_int_equal(t->budget, ok ? want : budget);
 			assert_int_equal(t->steps_total, ok ? 7 + npts : 7);
 		}
@@ -522,10 +528,10 @@ static void test_sched_points_at_once_are_points_one_by_one(void **state)
 	struct harness *h = h_new(1);
 	struct mm_thread t;
 	for (unsigned n = 1; n <= 4; n++) {
-		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_NONE, n, 0, false);
-		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, 0, false);
+		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, 0, ONE_KIND);
+		check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, n, PAIRS);
 		for (unsigned nlast = 1; nlast <= 4; nlast++)
-			check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, nlast, true);
+			check_points(h->mm, &t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, nlast, LAST_KIND);
 	}
 	h->mm->running = NULL;
 	h_free(h);

@@ -57,7 +57,7 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 		/* those entries map pa + PAGE_SIZE on, in order (the test holds their address) */
 		nr = 1 + pt_machine_data_pages(mm->m, pa + PAGE_SIZE, same - 1, order);
 		unsigned reads = nr < max_nr ? nr : nr - 1;
-		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, reads))
+		if (mm_sched_points(mm, t, PT_SCHED_READ, reads))
 			return nr;
 		nr = 1;
 	}

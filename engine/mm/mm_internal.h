@@ -285,13 +285,12 @@ void mm_emit(struct mm_model *mm, struct mm_thread *t, struct pt_event *ev);
 void mm_text_fetch(struct mm_model *mm, struct mm_thread *t);
 /*! mm_sched_point() : a scheduling point of kind `on` (sched.c): the thread may be suspended here. */
 void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on);
-/*! mm_sched_points() : n points of kind `on` (n pairs of `on`, `on2` unless that is PT_SCHED_NONE)
- * at once when no other thread could run at any of them (then true); otherwise false and none
- * taken (sched.c). */
-#define PT_SCHED_NONE PT_SCHED_COUNT
-bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n);
+/*! mm_sched_points() : n points of kind `on` at once when no other thread could run at any of
+ * them (then true); otherwise false and none taken (sched.c). */
+bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t n);
 /*! mm_sched_points_last() : the same for n points of kind `on` and nlast of kind `last`, in any
- * order, but for the last of them, which is of kind `last` (sched.c). */
+ * order, but for the last of them, which is of kind `last` (sched.c): n (on, last) pairs among
+ * them. */
 bool mm_sched_points_last(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t n, unsigned last,
 			  uint64_t nlast);
 /*! mm_wait_lock() : block (yield) until lock (cls, key) can be taken by t (sched.c). */

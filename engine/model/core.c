@@ -113,7 +113,7 @@ unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_
 		const uint64_t *latest = NULL;
 		while (i < n && pte_none(mm_entry_at(mm, entry_pa, i, &latest)))
 			i++;
-		if (mm_sched_points(mm, t, PT_SCHED_READ, PT_SCHED_NONE, i < n ? i + 1 : n))
+		if (mm_sched_points(mm, t, PT_SCHED_READ, i < n ? i + 1 : n))
 			return i;
 	}
 	for (i = 0; i < n; i++)
@@ -417,10 +417,20 @@ static void run_steps(struct mm_model *mm, struct mm_thread *t, unsigned steps)
 	t->steps += steps;
 }
 
-/* A run of n (step, event) pairs at once (n points of kind on, or n pairs of on and on2). */
-static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, unsigned n, unsigned steps)
+/* A run of n (step, event) pairs at once, the events' points of kind on. */
+static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned n, unsigned steps)
 {
-	if (!run_fits(mm, t, n, steps) || !mm_sched_points(mm, t, on, on2, n))
+	if (!run_fits(mm, t, n, steps) || !mm_sched_points(mm, t, on, n))
+		return false;
+	run_steps(mm, t, steps);
+	return true;
+}
+
+/* A run of n stores at once, with `steps` loop steps and `reads` reads among them, each store
+ * after the reads of its iteration: the last point is a store's. */
+static bool store_run_ok(struct mm_model *mm, struct mm_thread *t, unsigned n, unsigned steps, unsigned reads)
+{
+	if (!run_fits(mm, t, n, steps) || !mm_sched_points_last(mm, t, PT_SCHED_READ, reads, PT_SCHED_PT_WRITE, n))
 		return false;
 	run_steps(mm, t, steps);
 	return true;
@@ -430,10 +440,8 @@ static bool run_ok(struct mm_model *mm, struct mm_thread *t, unsigned on, unsign
 bool mm_write_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa, const uint64_t *vals, unsigned n,
 		  unsigned steps, unsigned reads)
 {
-	/* each store comes after the reads of its iteration: the last point is a store's */
-	if (!run_fits(mm, t, n, steps) || !mm_sched_points_last(mm, t, PT_SCHED_READ, reads, PT_SCHED_PT_WRITE, n))
+	if (!store_run_ok(mm, t, n, steps, reads))
 		return false;
-	run_steps(mm, t, steps);
 	struct pt_event ev = { .kind = PT_EV_PT_WRITE, .cpu = (uint16_t)t->cpu, .pa = entry_pa, .val = vals[0] };
 	mm->sink.emit_run(mm->sink.ctx, &ev, vals, n);
 	return true;
@@ -450,7 +458,7 @@ static bool clear_run(struct mm_model *mm, struct mm_thread *t, uint64_t entry_p
 		      unsigned steps)
 {
 	static const uint64_t zeros[PT_PTRS];
-	if (n > PT_PTRS || !run_ok(mm, t, PT_SCHED_READ, PT_SCHED_PT_WRITE, n, steps))
+	if (n > PT_PTRS || !store_run_ok(mm, t, n, steps, n))
 		return false;
 	/* each read is of an entry no store of the run has touched yet: all of them first */
 	mm_peek(mm, entry_pa, old, n);
@@ -471,7 +479,7 @@ bool mm_step_clear_each_run(struct mm_model *mm, struct mm_thread *t, uint64_t e
 
 void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, unsigned order, unsigned n)
 {
-	if (!run_ok(mm, t, PT_SCHED_PAGE_FREE, PT_SCHED_NONE, n, 0)) {
+	if (!run_ok(mm, t, PT_SCHED_PAGE_FREE, n, 0)) {
 		for (unsigned i = 0; i < n; i++)
 			mm_free_pages(mm, t, pa + ((uint64_t)i << (PAGE_SHIFT + order)), order);
 		return;
@@ -485,7 +493,7 @@ void mm_free_pages_run(struct mm_model *mm, struct mm_thread *t, uint64_t pa, un
 bool mm_step_access_run(struct mm_model *mm, struct mm_thread *t, uint64_t va, uint16_t asid, uint8_t flags,
 			unsigned n)
 {
-	if (!run_ok(mm, t, PT_SCHED_ACCESS, PT_SCHED_NONE, n, n))
+	if (!run_ok(mm, t, PT_SCHED_ACCESS, n, n))
 		return false;
 	struct pt_event ev = { .kind = PT_EV_ACCESS, .cpu = (uint16_t)t->cpu, .va = va, .asid = asid, .flags = flags };
 	mm->sink.emit_run(mm->sink.ctx, &ev, NULL, n);

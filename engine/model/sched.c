@@ -151,13 +151,6 @@ void mm_sched_point(struct mm_model *mm, struct mm_thread *t, unsigned on)
 }
 
 /*
- * n scheduling points of kind `on` in a row (or n pairs of `on` and `on2`, unless that is
- * PT_SCHED_NONE), with nothing between them but the events they precede and loop steps:
- * when no thread could run at any of them (the thread is not on its own stack, or its budget
- * covers all of them), they are taken at once, as mm_sched_point() would take them one by
- * one, and the answer is true; otherwise nothing is taken.
- */
-/*
  * Take `total` points at once, `counted` of them against the budget, if one by one none would
  * find the budget used up: it must cover the counted points if the last point is one of them
  * (it may end there), and outlast them if not (a thread with budget 0 stops at a point of any
@@ -172,11 +165,14 @@ static bool sched_take(struct mm_thread *t, uint64_t total, uint64_t counted, bo
 	return true;
 }
 
-bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, unsigned on2, uint64_t n)
+/*
+ * n scheduling points of kind `on` in a row, with nothing between them but the events they
+ * precede and loop steps: when no thread could run at any of them (the thread is not on its
+ * own stack, or its budget covers all of them), they are taken at once, as mm_sched_point()
+ * would take them one by one, and the answer is true; otherwise nothing is taken.
+ */
+bool mm_sched_points(struct mm_model *mm, struct mm_thread *t, unsigned on, uint64_t n)
 {
-	/* n pairs: the last point of all is an on2 point */
-	if (on2 != PT_SCHED_NONE)
-		return mm_sched_points_last(mm, t, on, n, on2, n);
 	if (mm->running != t)
 		return true;
 	uint64_t counted = 0;
