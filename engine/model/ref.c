@@ -765,9 +765,8 @@ static inline uint64_t pte_linear_diff(const uint64_t *w, const uint64_t *p, uns
 {
 	u64x2 dv = { d0, d0 + PAGE_SIZE }, gv = { got0, got0 + PAGE_SIZE }, acc = { 0, 0 };
 	unsigned k = 0;
-	for (; k + 2 <= n; k += 2, dv += 2 * PAGE_SIZE, gv += 2 * PAGE_SIZE) {
+	for (; k + 2 <= n; k += 2, dv += 2 * PAGE_SIZE, gv += 2 * PAGE_SIZE)
 		acc |= (u64x2_load(p + k) ^ dv) | (((u64x2_load(w + k) & keep) | add) ^ gv);
-	}
 	uint64_t diff = acc[0] | acc[1];
 	if (k < n)
 		diff |= (p[k] ^ dv[0]) | (((w[k] & keep) | add) ^ gv[0]);
