@@ -1635,6 +1635,57 @@ static inline bool others_pending(const struct pt_machine *m, unsigned cpu, int 
 }
 
 /*
+ * drain_run()'s run in a table of level 3 that no store of it finds a leaf in (a run of makes:
+ * a fault's set_ptes, a THP split's new table), where either the table has no position or its
+ * leaves' hook is leaf_live_run: drain_run()'s first loop with the level and "makes" constant,
+ * so with no leaf_gone() (the run ends at an old leaf) and no table descriptor (none at level
+ * 3).  A call of its own, with its chunk, lpa2 flag and counts in registers rather than on the
+ * stack of drain_stores() and in m: the chunk found for the last leaf (chunks go only at a
+ * reset) is the one chunk_get() would give while its key matches, and nrmap_at[3], which
+ * nothing in the run reads, gets its sum at the end.
+ */
+static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, struct pt_table *t, uint32_t f,
+						  const struct pend_store *ps, uint32_t max, unsigned cpu,
+						  int *others)
+{
+	struct frame_chunk *c = NULL;
+	uint64_t key = NO_CHUNK_KEY, seq = m->seq;
+	uint32_t n, adds = 0;
+	bool lpa2 = m->lpa2;
+
+	for (n = 0; n < max; n++) {
+		const struct pend_store *s = &ps[n];
+		unsigned idx = s->idx;
+		uint64_t old = t->visible[idx], new = s->val;
+		if (s->frame != f || idx != ps->idx + n ||
+		    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
+		    t->vis_sseq[idx] > s->sseq || pt_desc_is_leaf(old, 3))
+			break;
+		if (t->npending[idx])
+			t->npending[idx]--;
+		if (old != new) {
+			set_visible(t, idx, new, true);
+			seq++;
+			if (pt_desc_is_leaf(new, 3)) {	/* rmap_add() */
+				uint64_t pfn = pt_desc_oa_fmt(new, lpa2) >> PT_PAGE_SHIFT;
+				unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+				if (pfn >> FCHUNK_SHIFT != key) {
+					c = chunk_get(m, pfn);
+					key = pfn >> FCHUNK_SHIFT;
+				}
+				rmap_link(m, &c->rmap[k], (uint64_t)f << 9 | idx);
+				c->rmap_used[k / 64] |= 1ull << (k % 64);
+				adds++;
+			}
+		}
+		t->vis_sseq[idx] = s->sseq;
+	}
+	m->seq = seq;
+	m->nrmap_at[3] += adds;
+	return n;
+}
+
+/*
  * drain_stores() of cpu's stores from ps on (at most max, all with sseq <= upto), ps[0] drained,
  * to table frame f at level `level` (3 if not known: no table is looked for) while they form a
  * run; the number drained, 0 if ps[0] starts none.  *others: another CPU has a pending store
@@ -1687,6 +1738,13 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 	/* (ps[0] is entry ps->idx of t: if it starts a run, it starts one of makes unless that
 	 * entry's visible value is a leaf) */
 	one_call = rp && m->obs && m->obs->leaf_live_run && !pt_desc_is_leaf(t->visible[ps->idx], level);
+	if (known && level == 3 && (one_call || (t->first_pos == NO_POS && !pt_desc_is_leaf(t->visible[ps->idx], 3)))) {
+		n = drain_makes(m, t, f, ps, max, cpu, others);
+		if (one_call && n)
+			m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level,
+					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
+		return n;
+	}
 	if (known && (t->first_pos == NO_POS || one_call)) {
 		for (n = 0; n < max; n++) {
 			const struct pend_store *s = &ps[n];
