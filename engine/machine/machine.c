@@ -1731,6 +1731,11 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 
 	if (m->obs && m->obs->pt_visible)
 		return 0;
+	/* a table descriptor as ps[0]'s old or new value (a set_pmd()'s) ends either loop below
+	 * before its first store, with nothing done but others_pending()'s answer found (found
+	 * when asked, the same): none starts here, without the loops' set-up */
+	if (known && (pt_desc_is_table(t->visible[ps->idx], level) || pt_desc_is_table(ps->val, level)))
+		return 0;
 	if (known && t->first_pos != NO_POS && m->pos.v[t->first_pos].next == NO_POS) {
 		one_pos = run_pos_of(m, &m->pos.v[t->first_pos]);
 		rp = &one_pos;
@@ -1863,11 +1868,14 @@ static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
 	struct cpu *c = &m->cpu[cpu];
 	/* B2.3: a DSB completes the CPU's prior stores, so the walker sees them; it is cumulative:
 	 * stores of other CPUs this one has observed (through a lock they released and it took)
-	 * complete too */
+	 * complete too (drain_stores() of an empty store buffer does nothing: not called, as about
+	 * half the DSBs find the buffer empty, and its set-up is a big function's) */
 	for (uint32_t i = 0; i < c->ndrain; i++)
-		drain_stores(m, c->drain[i].cpu, c->drain[i].upto, c->drain[i].cpu);
+		if (m->cpu[c->drain[i].cpu].stores.n)
+			drain_stores(m, c->drain[i].cpu, c->drain[i].upto, c->drain[i].cpu);
 	c->ndrain = 0;
-	drain_stores(m, cpu, UINT64_MAX, cpu);
+	if (c->stores.n)
+		drain_stores(m, cpu, UINT64_MAX, cpu);
 	for (uint32_t i = 0; i < c->zeroes.n; i++) {
 		struct pt_frame *fr = &m->frames.v[c->zeroes.v[i]];
 		if (fr->zero == PT_ZS_PENDING && fr->zero_cpu == cpu)
