@@ -2065,7 +2065,7 @@ static bool on_frame_free_run(void *ctx, struct pt_machine *m, uint64_t lo, uint
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
 	struct pt_checker *c = ctx;
-	struct cpu_state *cs = &c->cpu[ev->cpu];
+	/* (the CPU's state only where it is asked: not at a DSB, the most common barrier) */
 	if (ev->kind == PT_EV_DSB || (ev->kind == PT_EV_SWITCH && !(ev->flags & PT_SWITCH_NO_DSB))) {
 		/* the DSB drains this CPU's store buffer, whichever context stored */
 		for (unsigned i = 0; i < c->nkmaps; i++)
@@ -2079,7 +2079,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 			if (!(c->kmaps[i].state == KM_NEED_ISB && c->kmaps[i].ctx == me))
 				c->kmaps[keep++] = c->kmaps[i];
 		c->nkmaps = keep;
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	} else if (ev->kind == PT_EV_IRQ_ENTER) {
 		/*
 		 * An exception entry is a context synchronization event (Arm ARM: "Context
@@ -2090,7 +2090,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 		 * the interrupted routine itself before its ISB, with no exception between, is
 		 * still I6 (corpus/regressions/arch/I6-kernel-inval-irq-entry.{good,bad}.ptt).
 		 */
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	}
 	if (ev->kind == PT_EV_SWITCH && pt_machine_tid(m, ev->cpu) != ev->tid &&
 	    !(pt_machine_context(m, ev->cpu) & (1u << 31))) {
@@ -2104,7 +2104,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 		 * on this CPU (Arm ARM: ERET; Linux sets SCTLR_EL1.EOS).  The incoming context owes
 		 * nothing for it; the preempted routine issues its ISB when it runs again, wherever.
 		 */
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	}
 }
 
