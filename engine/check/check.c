@@ -798,6 +798,28 @@ static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t siz
 	return kernel_va(m, va) && pt_machine_va_lazy(m, va, size);
 }
 
+/* Is [va, va+size) inside the vmap area [start, end)?  (pt_machine_va_lazy()'s test of an area) */
+static inline bool in_lazy_area(uint64_t va, uint64_t size, uint64_t start, uint64_t end)
+{
+	return va >= start && va - start < end - start && size <= end - va;
+}
+
+/* lazily_flushed(): an area of the purge list holds [va, va+size) exactly when
+ * pt_machine_va_lazy() says so.  [*start, *end) is left an area of the list when there is one
+ * (the one that holds it, when true). */
+static bool lazily_flushed_in(const struct pt_machine *m, uint64_t va, uint64_t size, uint64_t *start,
+			      uint64_t *end)
+{
+	if (!kernel_va(m, va))
+		return false;
+	for (uint32_t i = 0; i < pt_machine_nlazy_areas(m); i++) {
+		pt_machine_lazy_area(m, i, start, end);
+		if (in_lazy_area(va, size, *start, *end))
+			return true;
+	}
+	return false;
+}
+
 /* ---- hooks ---- */
 
 /* I12 under the trace's lock rules (LOCK_RULE): the lock that owns the tables under the table's
@@ -2043,7 +2065,7 @@ static bool on_frame_free_run(void *ctx, struct pt_machine *m, uint64_t lo, uint
 static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *ev)
 {
 	struct pt_checker *c = ctx;
-	struct cpu_state *cs = &c->cpu[ev->cpu];
+	/* (the CPU's state only where it is asked: not at a DSB, the most common barrier) */
 	if (ev->kind == PT_EV_DSB || (ev->kind == PT_EV_SWITCH && !(ev->flags & PT_SWITCH_NO_DSB))) {
 		/* the DSB drains this CPU's store buffer, whichever context stored */
 		for (unsigned i = 0; i < c->nkmaps; i++)
@@ -2057,7 +2079,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 			if (!(c->kmaps[i].state == KM_NEED_ISB && c->kmaps[i].ctx == me))
 				c->kmaps[keep++] = c->kmaps[i];
 		c->nkmaps = keep;
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	} else if (ev->kind == PT_EV_IRQ_ENTER) {
 		/*
 		 * An exception entry is a context synchronization event (Arm ARM: "Context
@@ -2068,7 +2090,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 		 * the interrupted routine itself before its ISB, with no exception between, is
 		 * still I6 (corpus/regressions/arch/I6-kernel-inval-irq-entry.{good,bad}.ptt).
 		 */
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	}
 	if (ev->kind == PT_EV_SWITCH && pt_machine_tid(m, ev->cpu) != ev->tid &&
 	    !(pt_machine_context(m, ev->cpu) & (1u << 31))) {
@@ -2082,7 +2104,7 @@ static void on_barrier(void *ctx, struct pt_machine *m, const struct pt_event *e
 		 * on this CPU (Arm ARM: ERET; Linux sets SCTLR_EL1.EOS).  The incoming context owes
 		 * nothing for it; the preempted routine issues its ISB when it runs again, wherever.
 		 */
-		cs->kinv_isb_event = 0;
+		c->cpu[ev->cpu].kinv_isb_event = 0;
 	}
 }
 
@@ -2489,6 +2511,13 @@ static void end_stale_tlb(struct pt_checker *c, struct pt_machine *m, unsigned c
 /* I2/I3: stores still in the store buffer at return: the old entry is walkable, let alone cached */
 static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
 {
+	/* nothing changes during the scan: the first VA of the table asked last (entry_va() of its
+	 * entry 0: of entry idx, idx entries of its level on) and an area of the purge list met last
+	 * ([0, 0) holds nothing) answer for the next stores the same (a lazy vunmap's clears are
+	 * stores to one table after another, all in one area) */
+	uint32_t base_f = PT_NO_FRAME;
+	uint64_t base = 0, lazy_start = 0, lazy_end = 0;
+	bool found = false;
 	for (uint32_t i = 0; i < pt_machine_npending(m, cpu); i++) {
 		uint32_t f;
 		unsigned idx;
@@ -2507,9 +2536,13 @@ static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu
 		bool table = pt_desc_is_table(vis, fr->level) && vis != now;
 		if (!leaf && !table)
 			continue;
-		bool found;
-		uint64_t va = entry_va(c, f, idx, &found);
-		if (!found || lazily_flushed(m, va, pt_level_size(fr->level)))
+		if (f != base_f) {
+			base = entry_va(c, f, 0, &found);
+			base_f = f;
+		}
+		uint64_t va = base + idx * pt_level_size(fr->level);
+		if (!found || (kernel_va(m, va) && in_lazy_area(va, pt_level_size(fr->level), lazy_start, lazy_end)) ||
+		    lazily_flushed_in(m, va, pt_level_size(fr->level), &lazy_start, &lazy_end))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
 		if (leaf && !(pt_desc_valid(now) &&
 			      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {

@@ -268,9 +268,11 @@ struct pt_machine {
 	 * query of at most 2 MiB touches at most two regions, and where both count none it finds
 	 * no such fact, without a scan of the facts or a hash lookup */
 	uint32_t nfacts_in[FACT_REGIONS];
-	/* every stale fact since there were none lies in VAs [facts_lo, facts_hi] (a bound,
-	 * not shrunk as facts go) */
-	uint64_t facts_lo, facts_hi;
+	/* the stale facts of each VA half (fact_half(): TTBR0's and TTBR1's VAs), nfacts_half[h]
+	 * of them, lie in VAs [facts_lo[h], facts_hi[h]] since the half last had none (a bound,
+	 * not shrunk as facts go): the kernel's lazily flushed facts do not widen the user half's */
+	uint64_t facts_lo[2], facts_hi[2];
+	uint32_t nfacts_half[2];
 
 	/* root frame per ASID, in chunks of ASID_CHUNK allocated on first use: a session sees one
 	 * or a few ASIDs, and 256 KiB to fill for each one would be most of a fuzzer's exec */
@@ -776,6 +778,37 @@ static bool facts_maybe_in(const struct pt_machine *m, uint64_t va, uint64_t siz
 	return m->nfacts_in[fact_region(va)] || m->nfacts_in[fact_region(last)];
 }
 
+/* The VA half va is in: a fact (at most 1 GiB, aligned) lies in one */
+static inline unsigned fact_half(uint64_t va)
+{
+	return (unsigned)(va >> 63);
+}
+
+/* The half's bound goes once it has no fact (an empty bound meets no range but the whole VA space). */
+static inline void facts_half_empty(struct pt_machine *m, unsigned h)
+{
+	m->facts_lo[h] = UINT64_MAX;
+	m->facts_hi[h] = 0;
+}
+
+/* k facts of half h go. */
+static inline void facts_half_uncount(struct pt_machine *m, unsigned h, uint32_t k)
+{
+	m->nfacts_half[h] -= k;
+	if (!m->nfacts_half[h])
+		facts_half_empty(m, h);
+}
+
+/* Might a stale fact overlap VAs [va, last] (va <= last)?  Not if, in each half the range
+ * meets, it misses the half's bound, which holds every fact of the half. */
+static inline bool facts_bound_meets(const struct pt_machine *m, uint64_t va, uint64_t last)
+{
+	for (unsigned h = fact_half(va); h <= fact_half(last); h++)
+		if (va <= m->facts_hi[h] && last >= m->facts_lo[h])
+			return true;
+	return false;
+}
+
 /* Fact i leaves the fact counters (not the indexes). */
 static void fact_uncount(struct pt_machine *m, uint32_t i)
 {
@@ -784,6 +817,7 @@ static void fact_uncount(struct pt_machine *m, uint32_t i)
 	m->nfacts_at[f->level]--;
 	if (f->level >= 2)
 		m->nfacts_in[fact_region(f->va)]--;
+	facts_half_uncount(m, fact_half(f->va), 1);
 }
 
 /* fact_uncount() of each fact of the tail (see facts_index_tail()), at once: they share a level
@@ -797,6 +831,14 @@ static void facts_uncount_tail(struct pt_machine *m)
 
 	m->facts_gen += n;
 	m->nfacts_at[first->level] -= n;
+	/* the halves' shares: first->va + i * size is below 2^63 for i < (2^63 - first->va) / size,
+	 * rounded up */
+	uint64_t below = fact_half(first->va) ? 0 : ((1ull << 63) - first->va + (size - 1)) / size;
+	uint32_t low = below < n ? (uint32_t)below : n;
+	if (low)
+		facts_half_uncount(m, 0, low);
+	if (n - low)
+		facts_half_uncount(m, 1, n - low);
 	if (first->level < 2)
 		return;
 	for (uint32_t i = 0, k; i < n; i += k) {
@@ -898,10 +940,6 @@ static void fact_del(struct pt_machine *m, uint32_t i)
 		m->facts.v[i] = *l;
 	}
 	m->facts_tail = --m->facts.n;
-	if (!m->facts.n) {
-		m->facts_lo = UINT64_MAX;
-		m->facts_hi = 0;
-	}
 }
 
 /* The tag a stale leaf `desc` found at (asid|global) is cached under: a global leaf is cached
@@ -956,10 +994,12 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 	m->nfacts_at[level]++;
 	if (level >= 2)
 		m->nfacts_in[fact_region(va)]++;
-	if (va < m->facts_lo)
-		m->facts_lo = va;
-	if (va + (pt_level_size((int)level) - 1) > m->facts_hi)
-		m->facts_hi = va + (pt_level_size((int)level) - 1);
+	unsigned h = fact_half(va);
+	m->nfacts_half[h]++;
+	if (va < m->facts_lo[h])
+		m->facts_lo[h] = va;
+	if (va + (pt_level_size((int)level) - 1) > m->facts_hi[h])
+		m->facts_hi[h] = va + (pt_level_size((int)level) - 1);
 }
 
 /* fact_append(), indexed at once (and the tail before it). */
@@ -1424,10 +1464,6 @@ static void tlbi_clear_tail(struct pt_machine *m, const struct tlbi_leaf_match *
 		return;
 	facts_uncount_tail(m);
 	m->facts.n = m->facts_tail;
-	if (!m->facts.n) {
-		m->facts_lo = UINT64_MAX;
-		m->facts_hi = 0;
-	}
 }
 
 /* Facts removed by one TLBI from which the fact indexes are cleared in one pass (hmap_remap())
@@ -1446,9 +1482,9 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 {
 	tlbi_clear_tail(m, lm, clear);
 	/* a TLBI by VA reaches only facts that overlap its VAs (tlbi_leaf_matches()): where none can
-	 * (facts_lo, facts_hi, facts_maybe_in()), it reaches none, and nothing below changes */
+	 * (facts_bound_meets(), facts_maybe_in()), it reaches none, and nothing below changes */
 	if (!lm->all_vas && !lm->asid_only &&
-	    (lm->va > m->facts_hi || lm->last < m->facts_lo || !facts_maybe_in(m, lm->va, lm->last - lm->va + 1)))
+	    (!facts_bound_meets(m, lm->va, lm->last) || !facts_maybe_in(m, lm->va, lm->last - lm->va + 1)))
 		return;
 	uint32_t n = m->facts.n, tail = m->facts_tail, gone = 0, stack_map[512];
 	bool tail_reached = false;
@@ -1509,10 +1545,6 @@ static void tlbi_clear_facts(struct pt_machine *m, const struct tlbi_leaf_match 
 		if (map[i] != HMAP_REMAP_DEL)
 			m->facts.v[map[i]] = m->facts.v[i];
 	m->facts.n = m->facts_tail = last;
-	if (!m->facts.n) {
-		m->facts_lo = UINT64_MAX;
-		m->facts_hi = 0;
-	}
 out:
 	if (map != stack_map)
 		free(map);
@@ -2595,7 +2627,8 @@ struct pt_machine *pt_machine_new(const struct pt_header *h)
 	set_regime(m, h);
 	hmap_init(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk_key = NO_CHUNK_KEY;
-	m->facts_lo = UINT64_MAX;
+	facts_half_empty(m, 0);
+	facts_half_empty(m, 1);
 	hmap_init(&m->facts_by_va, LOG2_FACTS);
 	hmap_init(&m->facts_by_oa, LOG2_FACTS);
 	hmap_init(&m->rmap, LOG2_RMAP);
@@ -2658,8 +2691,9 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	assert(!m->facts_by_va.count && !m->facts_by_oa.count);
 	m->facts.n = m->facts_tail = 0;
 	m->facts_gen++;
-	m->facts_lo = UINT64_MAX;
-	m->facts_hi = 0;
+	facts_half_empty(m, 0);
+	facts_half_empty(m, 1);
+	m->nfacts_half[0] = m->nfacts_half[1] = 0;
 	memset(m->nfacts_at, 0, sizeof(m->nfacts_at));
 	memset(m->nrmap_at, 0, sizeof(m->nrmap_at));
 	hmap_reset(&m->rmap, LOG2_RMAP);
@@ -3587,7 +3621,7 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 	if (!size)
 		return 0;
 	uint64_t last = range_last(va, size);
-	if (!m->facts.n || va > m->facts_hi || last < m->facts_lo || !facts_maybe_in(m, va, size))
+	if (!m->facts.n || !facts_bound_meets(m, va, last) || !facts_maybe_in(m, va, size))
 		return 0;	/* no facts, or none in reach of these VAs */
 	if (size > pt_level_size(2) || m->facts.n < 64) {
 		for (uint32_t i = 0; i < m->facts.n && n < max; i++) {
