@@ -1775,36 +1775,34 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 	/* (ps[0] is entry ps->idx of t: if it starts a run, it starts one of makes unless that
 	 * entry's visible value is a leaf) */
 	one_call = rp && m->obs && m->obs->leaf_live_run && !pt_desc_is_leaf(t->visible[ps->idx], level);
-	if (known && level == 3 && (one_call || (t->first_pos == NO_POS && !pt_desc_is_leaf(t->visible[ps->idx], 3)))) {
-		n = drain_makes(m, t, f, ps, max, cpu, others);
-		if (one_call && n)
-			m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level,
-					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
-		return n;
-	}
 	if (known && (t->first_pos == NO_POS || one_call)) {
-		for (n = 0; n < max; n++) {
-			const struct pend_store *s = &ps[n];
-			unsigned idx = s->idx;
-			uint64_t old = t->visible[idx], new = s->val;
-			if (s->frame != f || idx != ps->idx + n ||
-			    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
-			    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) || pt_desc_is_table(new, level) ||
-			    (one_call && pt_desc_is_leaf(old, level)))
-				break;
-			if (t->npending[idx])
-				t->npending[idx]--;
-			if (old != new) {
-				set_visible(t, idx, new, level == 3);
-				seq++;
-				if (pt_desc_is_leaf(old, level))
-					rmap_update(m, old, level, f, idx, false);	/* leaf_gone() */
-				if (pt_desc_is_leaf(new, level))
-					rmap_update(m, new, level, f, idx, true);	/* leaf_live(), its hook after */
+		/* ps[0]'s entry holding no leaf at level 3 (as one_call's never does): a run of makes */
+		if (level == 3 && !pt_desc_is_leaf(t->visible[ps->idx], 3)) {
+			n = drain_makes(m, t, f, ps, max, cpu, others);
+		} else {
+			for (n = 0; n < max; n++) {
+				const struct pend_store *s = &ps[n];
+				unsigned idx = s->idx;
+				uint64_t old = t->visible[idx], new = s->val;
+				if (s->frame != f || idx != ps->idx + n ||
+				    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
+				    t->vis_sseq[idx] > s->sseq || pt_desc_is_table(old, level) ||
+				    pt_desc_is_table(new, level) || (one_call && pt_desc_is_leaf(old, level)))
+					break;
+				if (t->npending[idx])
+					t->npending[idx]--;
+				if (old != new) {
+					set_visible(t, idx, new, level == 3);
+					seq++;
+					if (pt_desc_is_leaf(old, level))
+						rmap_update(m, old, level, f, idx, false);	/* leaf_gone() */
+					if (pt_desc_is_leaf(new, level))
+						rmap_update(m, new, level, f, idx, true);	/* leaf_live(), its hook after */
+				}
+				t->vis_sseq[idx] = s->sseq;
 			}
-			t->vis_sseq[idx] = s->sseq;
+			m->seq = seq;
 		}
-		m->seq = seq;
 		if (one_call && n)
 			m->obs->leaf_live_run(m->obs_ctx, m, rp->va + ps->idx * pt_level_size(level), n, level,
 					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
@@ -1902,9 +1900,10 @@ static void dsb(struct pt_machine *m, unsigned cpu, unsigned dom)
 	 * stores of other CPUs this one has observed (through a lock they released and it took)
 	 * complete too (drain_stores() of an empty store buffer does nothing: not called, as about
 	 * half the DSBs find the buffer empty, and its set-up is a big function's) */
-	for (uint32_t i = 0; i < c->ndrain; i++)
+	for (uint32_t i = 0; i < c->ndrain; i++) {
 		if (m->cpu[c->drain[i].cpu].stores.n)
 			drain_stores(m, c->drain[i].cpu, c->drain[i].upto, c->drain[i].cpu);
+	}
 	c->ndrain = 0;
 	if (c->stores.n)
 		drain_stores(m, cpu, UINT64_MAX, cpu);
