@@ -798,28 +798,6 @@ static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t siz
 	return kernel_va(m, va) && pt_machine_va_lazy(m, va, size);
 }
 
-/* Is [va, va+size) inside the vmap area [start, end)?  (pt_machine_va_lazy()'s test of an area) */
-static inline bool in_lazy_area(uint64_t va, uint64_t size, uint64_t start, uint64_t end)
-{
-	return va >= start && va - start < end - start && size <= end - va;
-}
-
-/* lazily_flushed(): an area of the purge list holds [va, va+size) exactly when
- * pt_machine_va_lazy() says so.  [*start, *end) is left an area of the list when there is one
- * (the one that holds it, when true). */
-static bool lazily_flushed_in(const struct pt_machine *m, uint64_t va, uint64_t size, uint64_t *start,
-			      uint64_t *end)
-{
-	if (!kernel_va(m, va))
-		return false;
-	for (uint32_t i = 0; i < pt_machine_nlazy_areas(m); i++) {
-		pt_machine_lazy_area(m, i, start, end);
-		if (in_lazy_area(va, size, *start, *end))
-			return true;
-	}
-	return false;
-}
-
 /* ---- hooks ---- */
 
 /* I12 under the trace's lock rules (LOCK_RULE): the lock that owns the tables under the table's
@@ -2512,11 +2490,10 @@ static void end_stale_tlb(struct pt_checker *c, struct pt_machine *m, unsigned c
 static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu, const struct pt_opctx *op)
 {
 	/* nothing changes during the scan: the first VA of the table asked last (entry_va() of its
-	 * entry 0: of entry idx, idx entries of its level on) and an area of the purge list met last
-	 * ([0, 0) holds nothing) answer for the next stores the same (a lazy vunmap's clears are
-	 * stores to one table after another, all in one area) */
+	 * entry 0: of entry idx, idx entries of its level on) answers for its next stores the same
+	 * (a lazy vunmap's clears are stores to one table after another) */
 	uint32_t base_f = PT_NO_FRAME;
-	uint64_t base = 0, lazy_start = 0, lazy_end = 0;
+	uint64_t base = 0;
 	bool found = false;
 	for (uint32_t i = 0; i < pt_machine_npending(m, cpu); i++) {
 		uint32_t f;
@@ -2541,8 +2518,7 @@ static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu
 			base_f = f;
 		}
 		uint64_t va = base + idx * pt_level_size(fr->level);
-		if (!found || (kernel_va(m, va) && in_lazy_area(va, pt_level_size(fr->level), lazy_start, lazy_end)) ||
-		    lazily_flushed_in(m, va, pt_level_size(fr->level), &lazy_start, &lazy_end))
+		if (!found || lazily_flushed(m, va, pt_level_size(fr->level)))
 			continue;	/* on the purge list: the purge flushes before the VA is reused */
 		if (leaf && !(pt_desc_valid(now) &&
 			      refill_before_deferred_flush(c, pending_clearer(c, f, idx), kernel_va(m, va), cpu))) {
