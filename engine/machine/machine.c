@@ -1683,32 +1683,35 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 	struct frame_chunk *c = NULL;
 	uint64_t key = NO_CHUNK_KEY, seq = m->seq;
 	uint32_t n, adds = 0;
+	unsigned idx0 = ps->idx;	/* (read once: the compiler cannot tell the stores below miss it) */
 	bool lpa2 = m->lpa2;
 
 	for (n = 0; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		unsigned idx = s->idx;
 		uint64_t old = t->visible[idx], new = s->val;
-		if (s->frame != f || idx != ps->idx + n ||
+		if (s->frame != f || idx != idx0 + n ||
 		    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
 		    t->vis_sseq[idx] > s->sseq || pt_desc_is_leaf(old, 3))
 			break;
 		if (t->npending[idx])
 			t->npending[idx]--;
-		if (old != new) {
+		/* (old is no leaf: a leaf as new is a change, without old != new's test) */
+		if (pt_desc_is_leaf(new, 3)) {	/* rmap_add() */
 			set_visible(t, idx, new, true);
 			seq++;
-			if (pt_desc_is_leaf(new, 3)) {	/* rmap_add() */
-				uint64_t pfn = pt_desc_oa_fmt(new, lpa2) >> PT_PAGE_SHIFT;
-				unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
-				if (pfn >> FCHUNK_SHIFT != key) {
-					c = chunk_get(m, pfn);
-					key = pfn >> FCHUNK_SHIFT;
-				}
-				rmap_link(m, &c->rmap[k], (uint64_t)f << 9 | idx);
-				c->rmap_used[k / 64] |= 1ull << (k % 64);
-				adds++;
+			uint64_t pfn = pt_desc_oa_fmt(new, lpa2) >> PT_PAGE_SHIFT;
+			unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+			if (pfn >> FCHUNK_SHIFT != key) {
+				c = chunk_get(m, pfn);
+				key = pfn >> FCHUNK_SHIFT;
 			}
+			rmap_link(m, &c->rmap[k], (uint64_t)f << 9 | idx);
+			c->rmap_used[k / 64] |= 1ull << (k % 64);
+			adds++;
+		} else if (old != new) {
+			set_visible(t, idx, new, true);
+			seq++;
 		}
 		t->vis_sseq[idx] = s->sseq;
 	}
