@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "hmap.h"
-#include "vec2.h"
 
 #define NO_POS UINT32_MAX
 #define POS_STALE_NONE UINT32_MAX
@@ -2292,21 +2291,6 @@ static inline bool cont_count_move(struct pt_table *t, unsigned idx, uint64_t ol
 	return true;
 }
 
-/*
- * The CONT entries of t's group g in its latest entries: its CONT count, which always is that
- * number (every store to a latest entry moves the count by its CONT bit, cont_count_move() or
- * store_run_at(), and a table starts, from table_new(), or is zeroed, by pt_zero(), with no
- * entry and a zero count), so a run of stores may count it again rather than follow each one.
- * The CONT bits summed in place, two entries at a time (SSE2, the x86-64 baseline).
- */
-static inline uint8_t cont_count(const struct pt_table *t, unsigned g)
-{
-	u64x2 sum = { 0, 0 };
-	for (unsigned j = g * PT_CONT_PTES; j < (g + 1) * PT_CONT_PTES; j += 2)
-		sum += u64x2_load(&t->latest[j]) & PT_DESC_CONT;
-	return (uint8_t)((sum[0] + sum[1]) / PT_DESC_CONT);
-}
-
 /* Group g's bit in t->cont_groups: set while its CONT count is not zero. */
 static inline void cont_group_bit(struct pt_table *t, unsigned g)
 {
@@ -3058,11 +3042,15 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 /* What store_entry_at() does for n stores of vals to t (frame f) from entry idx on (idx + n <=
  * PT_PTRS) by CPU c, with room for them in c's store buffer and no hook between them: at once.
  * Only the end state can be seen, and it is the same: the generation moves by n, the dirty bits
- * are those of the range, a group whose stores changed a CONT bit has its CONT count counted
- * again in its entries (cont_count(): what the stores one at a time would leave), its bit in
- * cont_groups follows the count, and the
- * stores' records take the next n store sequence numbers in order, with c's op, which nothing
- * changes between them (kept in locals: the records' stores cannot change them). */
+ * are those of the range, a group's CONT count moves by the CONT bits its stores set less those
+ * they cleared (what cont_count_move() of each would leave) and, if it moved, its bit in
+ * cont_groups follows it (a count that did not move has its bit already: every store moves a
+ * group's count by its CONT bit, here or in cont_count_move(), and a table starts, from
+ * table_new(), or is zeroed, by pt_zero(), with no entry, a zero count and no bit; the CONT
+ * bits are counted from the values, not read back from the entries just stored, whose wider
+ * loads would wait for the stores), and the stores' records take the next n store sequence
+ * numbers in order, with c's op, which nothing changes between them (kept in locals: the
+ * records' stores cannot change them). */
 static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32_t f, unsigned idx,
 				const uint64_t *vals, unsigned n, struct cpu *c)
 {
@@ -3071,17 +3059,19 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 	uint32_t op = c->op.id;
 	bool open = c->op.open;
 	for (unsigned i = 0; i < n;) {
-		/* the stores to one CONT group */
+		/* the stores to one CONT group: the CONT bits they set and those they clear, each
+		 * summed (at most PT_CONT_PTES of bit 52: no carry out) */
 		unsigned g = (idx + i) / PT_CONT_PTES, end = (g + 1) * PT_CONT_PTES - idx;
-		uint64_t changed = 0;
+		uint64_t set = 0, cleared = 0;
 		for (end = end < n ? end : n; i < end; i++) {
 			uint64_t old = t->latest[idx + i];
 			t->latest[idx + i] = vals[i];
-			changed |= old ^ vals[i];
+			set += vals[i] & PT_DESC_CONT;
+			cleared += old & PT_DESC_CONT;
 			pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
 		}
-		if (changed & PT_DESC_CONT) {
-			t->ncont[g] = cont_count(t, g);
+		if (set != cleared) {
+			t->ncont[g] = (uint8_t)(t->ncont[g] + set / PT_DESC_CONT - cleared / PT_DESC_CONT);
 			cont_group_bit(t, g);
 		}
 	}
