@@ -2143,6 +2143,18 @@ static bool is_unmap(const struct pt_opctx *op)
 	return op->open && (op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len;
 }
 
+/* pt_machine_table_next_stored(f, i) of a table frame f, from its bitmap st of stored entries
+ * (pt_machine_table_stored()): the bitmap read once, not the frame at every entry */
+static inline unsigned stored_from(const uint64_t *st, unsigned i)
+{
+	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
+		uint64_t b = st[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
+		if (b)
+			return w * 64 + (unsigned)__builtin_ctzll(b);
+	}
+	return PT_PTRS;
+}
+
 /* The leaves of a table's subtree that lie outside [lo, hi), for I8. */
 static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const struct pt_opctx *op, uint32_t f,
 			    uint64_t base, uint64_t lo, uint64_t hi)
@@ -2153,8 +2165,9 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	int flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
-	for (unsigned i = pt_machine_table_next_stored(c->m, f, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP &&
-	     cs->op_snaps < MAX_SNAP; i = pt_machine_table_next_stored(c->m, f, i + 1)) {
+	const uint64_t *st = pt_machine_table_stored(c->m, f);
+	for (unsigned i = stored_from(st, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP;
+	     i = stored_from(st, i + 1)) {
 		uint64_t d = e[i], va = base + i * size;
 		if (va >= lo && va + size <= hi) {
 			/* so are the entries after it up to the one holding hi - 1 (VAs rise with the index;
@@ -2318,6 +2331,53 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	return true;
 }
 
+/* The first index in [i, end) of a page ((d & 3) == 3) among PTEs e[], or end: eight entries
+ * at a time hold none when no lane of their d & d >> 1 has bit 0 set. */
+static unsigned first_page(const uint64_t *e, unsigned i, unsigned end)
+{
+	for (; i + 8 <= end; i += 8) {
+		u64x2 a = { 0, 0 };
+		for (unsigned k = 0; k < 8; k += 2) {
+			u64x2 v = u64x2_load(e + i + k);
+			a |= v & (v >> 1);
+		}
+		if ((a[0] | a[1]) & 1)
+			break;
+	}
+	for (; i < end; i++)
+		if ((e[i] & 3) == 3)
+			break;
+	return i;
+}
+
+/*
+ * pt_walk_range() of [start, end) with inside_leaf(), for a range inside one 2 MiB (whole
+ * pages, start < end; an unmap's mostly is): every level above 3 meets it in one entry, the one
+ * pt_walk() of start reads, and at each it asks what pt_walk() asks in the same order (a
+ * table frame, a leaf, a table descriptor, the child's lookup).  Its leaf there is the one the
+ * range walk finds (it holds start); if it reaches a PTE table, the range walk's first page is
+ * the first of the entries of [start, end) there.
+ */
+static void first_leaf_2m(struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
+			  struct inside_ctx *x)
+{
+	uint64_t base = kernel ? pt_machine_kernel_base(m) : 0;
+	struct pt_walk_result r;
+	bool mapped = pt_walk(m, kernel, asid, start, false, &r);
+	if (r.level != 3) {
+		if (mapped)
+			*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size((int)r.level) - 1)), r.desc,
+						  r.level, true };
+		return;
+	}
+	const uint64_t *e = pt_machine_table_latest(m, r.frame);
+	unsigned n = (unsigned)((end - 1 - base) >> PT_PAGE_SHIFT & (PT_PTRS - 1)) + 1;
+	unsigned i = first_page(e, r.idx, n);
+	if (i < n)
+		*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size(2) - 1)) + ((uint64_t)i << PT_PAGE_SHIFT),
+					  e[i], 3, true };
+}
+
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
@@ -2325,7 +2385,10 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 	uint64_t start = op->va, end = (op->va + op->len + 0xfff) & ~0xfffull;	/* whole pages */
 	struct inside_ctx x = { 0 };
 
-	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
+	if (start < end && (start ^ (end - 1)) < pt_level_size(2))
+		first_leaf_2m(m, kernel, op->asid, start, end, &x);
+	else
+		pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
 	if (x.found) {
 		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, oa(m, x.desc), x.desc, 0, NULL,
 		       "%s of [0x%llx, 0x%llx) returned with va 0x%llx still mapped (level %u)",
