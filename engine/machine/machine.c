@@ -208,7 +208,8 @@ struct lock_rule {
 
 #define ASID_CHUNK 256u
 #define FACT_REGION_SHIFT 21	/* pt_level_size(2) */
-#define FACT_REGIONS 256u
+#define FACT_REGION_BITS 8
+#define FACT_REGIONS (1u << FACT_REGION_BITS)
 
 /* see pt_machine.walk_memo */
 struct walk_memo {
@@ -762,10 +763,14 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 
 /* ---- stale leaf facts ---- */
 
-/* The slot of nfacts_in[] for va's 2 MiB region (regions FACT_REGIONS apart share one). */
+/* The slot of nfacts_in[] for va's 2 MiB region: the region number's Fibonacci hash, which
+ * neighbouring regions do not share.  (Its low bits alone put regions 512 MiB apart in one slot:
+ * user mappings at 256 MiB multiples and the vmalloc area's start, whose facts then made every
+ * fact_append() of the other look for an equal fact.)  Any slot function counts each region's
+ * facts in one slot, which is all its users need: a slot counting none has none in its regions. */
 static inline unsigned fact_region(uint64_t va)
 {
-	return (unsigned)((va >> FACT_REGION_SHIFT) % FACT_REGIONS);
+	return (unsigned)((va >> FACT_REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> (64 - FACT_REGION_BITS));
 }
 
 /* false only if no stale fact can overlap [va, va + size): none is at level 1, size is 1..2 MiB
@@ -807,6 +812,19 @@ static inline bool facts_bound_meets(const struct pt_machine *m, uint64_t va, ui
 		if (va <= m->facts_hi[h] && last >= m->facts_lo[h])
 			return true;
 	return false;
+}
+
+/* Are the tail's facts the only level 2 and 3 facts in VAs [va, last]?  They are if the range
+ * and the tail (of level 2 or 3) lie in one 2 MiB region, whose slot in nfacts_in[] counts no
+ * more facts than the tail has: none of the indexed facts is in the region. */
+static inline bool facts_only_tail_in(const struct pt_machine *m, uint64_t va, uint64_t last)
+{
+	uint32_t tail_n = m->facts.n - m->facts_tail;
+	uint64_t r = va >> FACT_REGION_SHIFT;
+	if (!tail_n || last >> FACT_REGION_SHIFT != r || m->nfacts_in[fact_region(va)] != tail_n)
+		return false;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *tl = &m->facts.v[m->facts.n - 1];
+	return first->level >= 2 && first->va >> FACT_REGION_SHIFT == r && tl->va >> FACT_REGION_SHIFT == r;
 }
 
 /* Fact i leaves the fact counters (not the indexes). */
@@ -3631,6 +3649,7 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		return n;
 	}
 	/* facts at the levels of blocks containing va, then every page inside */
+	bool only_tail = facts_only_tail_in(m, va, last);
 	for (unsigned level = 1; level <= 3; level++) {
 		if (!m->nfacts_at[level])
 			continue;
@@ -3639,8 +3658,10 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		uint64_t start = va & ~(lsize - 1);
 		for (uint64_t a = start;; a += step) {
 			uint64_t key = va_key(a, level);
-			for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
-			     it = hmap_next(&m->facts_by_va, key, it))
+			/* (a block or page of level 2 or 3 at a lies in va's region: with only_tail, the
+			 * index holds none) */
+			for (uint64_t it = level >= 2 && only_tail ? HMAP_END : hmap_first(&m->facts_by_va, key);
+			     it != HMAP_END; it = hmap_next(&m->facts_by_va, key, it))
 				if (n < max)
 					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
 			uint32_t i = fact_tail_at(m, a, level);
