@@ -3631,6 +3631,24 @@ uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint
 	return n;
 }
 
+/* The tail's facts of level `level` at VAs [lo, hi] (level bases), in index order (their VAs'),
+ * after out[0..n) and up to max in all; the new count. */
+static uint32_t facts_tail_in(const struct pt_machine *m, unsigned level, uint64_t lo, uint64_t hi,
+			      uint32_t *out, uint32_t n, uint32_t max)
+{
+	if (m->facts_tail == m->facts.n)
+		return n;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *tl = &m->facts.v[m->facts.n - 1];
+	if (first->level != level || hi < first->va || lo > tl->va)
+		return n;
+	uint64_t size = pt_level_size((int)level);
+	uint32_t i = lo > first->va ? (uint32_t)((lo - first->va) / size) : 0;
+	uint32_t end = (uint32_t)(((hi < tl->va ? hi : tl->va) - first->va) / size);
+	for (; i <= end && n < max; i++)
+		out[n++] = m->facts_tail + i;
+	return n;
+}
+
 uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
 				      uint32_t max)
 {
@@ -3656,12 +3674,17 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		uint64_t lsize = pt_level_size(level);
 		uint64_t step = lsize >= size ? 0 : lsize;
 		uint64_t start = va & ~(lsize - 1);
+		if (level >= 2 && only_tail) {
+			/* the index holds no fact of the level in reach (a block or page at a level 2
+			 * or 3 base in [start, last] lies in va's region): the loop below would give the
+			 * tail's facts from start on, up to last's entry (start alone if !step) */
+			n = facts_tail_in(m, level, start, step ? last & ~(lsize - 1) : start, out, n, max);
+			continue;
+		}
 		for (uint64_t a = start;; a += step) {
 			uint64_t key = va_key(a, level);
-			/* (a block or page of level 2 or 3 at a lies in va's region: with only_tail, the
-			 * index holds none) */
-			for (uint64_t it = level >= 2 && only_tail ? HMAP_END : hmap_first(&m->facts_by_va, key);
-			     it != HMAP_END; it = hmap_next(&m->facts_by_va, key, it))
+			for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;
+			     it = hmap_next(&m->facts_by_va, key, it))
 				if (n < max)
 					out[n++] = (uint32_t)hmap_val(&m->facts_by_va, it);
 			uint32_t i = fact_tail_at(m, a, level);
