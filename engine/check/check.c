@@ -2143,6 +2143,18 @@ static bool is_unmap(const struct pt_opctx *op)
 	return op->open && (op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len;
 }
 
+/* pt_machine_table_next_stored(f, i) of a table frame f, from its bitmap st of stored entries
+ * (pt_machine_table_stored()): the bitmap read once, not the frame at every entry */
+static inline unsigned stored_from(const uint64_t *st, unsigned i)
+{
+	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
+		uint64_t b = st[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
+		if (b)
+			return w * 64 + (unsigned)__builtin_ctzll(b);
+	}
+	return PT_PTRS;
+}
+
 /* The leaves of a table's subtree that lie outside [lo, hi), for I8. */
 static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const struct pt_opctx *op, uint32_t f,
 			    uint64_t base, uint64_t lo, uint64_t hi)
@@ -2153,8 +2165,9 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	int flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
-	for (unsigned i = pt_machine_table_next_stored(c->m, f, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP &&
-	     cs->op_snaps < MAX_SNAP; i = pt_machine_table_next_stored(c->m, f, i + 1)) {
+	const uint64_t *st = pt_machine_table_stored(c->m, f);
+	for (unsigned i = stored_from(st, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP;
+	     i = stored_from(st, i + 1)) {
 		uint64_t d = e[i], va = base + i * size;
 		if (va >= lo && va + size <= hi) {
 			/* so are the entries after it up to the one holding hi - 1 (VAs rise with the index;
@@ -2273,17 +2286,32 @@ static bool inside_leaf(void *ctx, uint64_t va, unsigned level, uint64_t desc)
 	return false;
 }
 
+/* The PTE table a walk of check_unmap() ended in last (pte: its latest entries, NULL: none),
+ * for the VAs [lo, lo + 2M): a walk of any page there takes the same path to the table and ends
+ * in its entry, for all the walks of the unmap's return (its checks change no table). */
+struct pte_memo {
+	const uint64_t *pte;
+	uint32_t frame;
+	uint64_t lo;
+};
+
+/* After pt_walk() of va (base: the first VA of its space) answered r: the PTE table it ended in. */
+static void pte_memo_keep(const struct pt_machine *m, struct pte_memo *pm, const struct pt_walk_result *r,
+			  uint64_t base, uint64_t va)
+{
+	const uint64_t *pte;
+	if (r->level == 3 && (pte = pt_machine_table_latest(m, r->frame)))
+		*pm = (struct pte_memo){ pte, r->frame, base + ((va - base) & ~(pt_level_size(2) - 1)) };
+}
+
 /* The parts of a removed leaf outside [start, end) must still translate the same way: probe
  * their first and last pages.  False once one was reported. */
 static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, const struct snap_leaf *s,
-		       uint64_t start, uint64_t end)
+		       uint64_t start, uint64_t end, struct pte_memo *pm)
 {
 	bool kernel = kernel_va(c->m, op->va);
 	uint64_t size = pt_level_size(s->level), base = kernel ? pt_machine_kernel_base(c->m) : 0;
 	uint64_t probes[4] = { s->va, start - pt_level_size(3), end, s->va + size - pt_level_size(3) };
-	const uint64_t *pte = NULL;	/* the PTE table a probe's walk ended in, for [pte_lo, +2M) */
-	uint32_t pte_frame = PT_NO_FRAME;
-	uint64_t pte_lo = 0;
 	for (unsigned k = 0; k < 4; k++) {
 		uint64_t va = probes[k];
 		if (va < s->va || va >= s->va + size || (va >= start && va < end))
@@ -2291,20 +2319,16 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 		struct pt_walk_result r;
 		uint64_t want = oa(c->m, s->desc) + (va - s->va);
 		bool mapped;
-		if (pte && va - pte_lo < pt_level_size(2)) {
-			/* pt_walk()'s answer: a walk of any page of that 2M takes the same path to the
-			 * table and ends in its entry there (the checks change no table) */
+		if (pm->pte && va - pm->lo < pt_level_size(2)) {
+			/* pt_walk()'s answer */
 			unsigned idx = (unsigned)((va - base) >> PT_PAGE_SHIFT) & (PT_PTRS - 1);
-			r = (struct pt_walk_result){ .level = 3, .desc = pte[idx], .frame = pte_frame, .idx = idx };
+			r = (struct pt_walk_result){ .level = 3, .desc = pm->pte[idx], .frame = pm->frame, .idx = idx };
 			mapped = pt_desc_is_leaf(r.desc, 3);
 			if (mapped)
 				r.pa = oa(c->m, r.desc) + ((va - base) & (pt_level_size(3) - 1));
 		} else {
 			mapped = pt_walk(c->m, kernel, op->asid, va, false, &r);
-			if (r.level == 3 && (pte = pt_machine_table_latest(c->m, r.frame))) {
-				pte_frame = r.frame;
-				pte_lo = base + ((va - base) & ~(pt_level_size(2) - 1));
-			}
+			pte_memo_keep(c->m, pm, &r, base, va);
 		}
 		if (!mapped || r.pa != want) {
 			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
@@ -2318,14 +2342,66 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	return true;
 }
 
+/* The first index in [i, end) of a page ((d & 3) == 3) among PTEs e[], or end: eight entries
+ * at a time hold none when no lane of their d & d >> 1 has bit 0 set. */
+static unsigned first_page(const uint64_t *e, unsigned i, unsigned end)
+{
+	for (; i + 8 <= end; i += 8) {
+		u64x2 a = { 0, 0 };
+		for (unsigned k = 0; k < 8; k += 2) {
+			u64x2 v = u64x2_load(e + i + k);
+			a |= v & (v >> 1);
+		}
+		if ((a[0] | a[1]) & 1)
+			break;
+	}
+	for (; i < end; i++)
+		if ((e[i] & 3) == 3)
+			break;
+	return i;
+}
+
+/*
+ * pt_walk_range() of [start, end) with inside_leaf(), for a range inside one 2 MiB (whole
+ * pages, start < end; an unmap's mostly is): every level above 3 meets it in one entry, the one
+ * pt_walk() of start reads, and at each it asks what pt_walk() asks in the same order (a
+ * table frame, a leaf, a table descriptor, the child's lookup).  Its leaf there is the one the
+ * range walk finds (it holds start); if it reaches a PTE table, the range walk's first page is
+ * the first of the entries of [start, end) there.
+ */
+static void first_leaf_2m(struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
+			  struct inside_ctx *x, struct pte_memo *pm)
+{
+	uint64_t base = kernel ? pt_machine_kernel_base(m) : 0;
+	struct pt_walk_result r;
+	bool mapped = pt_walk(m, kernel, asid, start, false, &r);
+	pte_memo_keep(m, pm, &r, base, start);	/* for check_snap() */
+	if (r.level != 3) {
+		if (mapped)
+			*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size((int)r.level) - 1)), r.desc,
+						  r.level, true };
+		return;
+	}
+	const uint64_t *e = pt_machine_table_latest(m, r.frame);
+	unsigned n = (unsigned)((end - 1 - base) >> PT_PAGE_SHIFT & (PT_PTRS - 1)) + 1;
+	unsigned i = first_page(e, r.idx, n);
+	if (i < n)
+		*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size(2) - 1)) + ((uint64_t)i << PT_PAGE_SHIFT),
+					  e[i], 3, true };
+}
+
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
 	bool kernel = kernel_va(m, op->va);
 	uint64_t start = op->va, end = (op->va + op->len + 0xfff) & ~0xfffull;	/* whole pages */
 	struct inside_ctx x = { 0 };
+	struct pte_memo pm = { NULL, PT_NO_FRAME, 0 };
 
-	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
+	if (start < end && (start ^ (end - 1)) < pt_level_size(2))
+		first_leaf_2m(m, kernel, op->asid, start, end, &x, &pm);
+	else
+		pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
 	if (x.found) {
 		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, oa(m, x.desc), x.desc, 0, NULL,
 		       "%s of [0x%llx, 0x%llx) returned with va 0x%llx still mapped (level %u)",
@@ -2337,7 +2413,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 		const struct cpu_state *cs = &c->cpu[k];
 		for (unsigned i = 0; i < cs->nsnap; i++)
 			if (cs->snap[i].op == op->id && !cs->snap[i].foreign &&
-			    !check_snap(c, cpu, op, &cs->snap[i], start, end))
+			    !check_snap(c, cpu, op, &cs->snap[i], start, end, &pm))
 				return;
 	}
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "hmap.h"
-#include "vec2.h"
 
 #define NO_POS UINT32_MAX
 #define POS_STALE_NONE UINT32_MAX
@@ -208,7 +207,8 @@ struct lock_rule {
 
 #define ASID_CHUNK 256u
 #define FACT_REGION_SHIFT 21	/* pt_level_size(2) */
-#define FACT_REGIONS 256u
+#define FACT_REGION_BITS 8
+#define FACT_REGIONS (1u << FACT_REGION_BITS)
 
 /* see pt_machine.walk_memo */
 struct walk_memo {
@@ -762,10 +762,14 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 
 /* ---- stale leaf facts ---- */
 
-/* The slot of nfacts_in[] for va's 2 MiB region (regions FACT_REGIONS apart share one). */
+/* The slot of nfacts_in[] for va's 2 MiB region: the region number's Fibonacci hash, which
+ * neighbouring regions do not share.  (Its low bits alone put regions 512 MiB apart in one slot:
+ * user mappings at 256 MiB multiples and the vmalloc area's start, whose facts then made every
+ * fact_append() of the other look for an equal fact.)  Any slot function counts each region's
+ * facts in one slot, which is all its users need: a slot counting none has none in its regions. */
 static inline unsigned fact_region(uint64_t va)
 {
-	return (unsigned)((va >> FACT_REGION_SHIFT) % FACT_REGIONS);
+	return (unsigned)((va >> FACT_REGION_SHIFT) * 0x9e3779b97f4a7c15ull >> (64 - FACT_REGION_BITS));
 }
 
 /* false only if no stale fact can overlap [va, va + size): none is at level 1, size is 1..2 MiB
@@ -807,6 +811,19 @@ static inline bool facts_bound_meets(const struct pt_machine *m, uint64_t va, ui
 		if (va <= m->facts_hi[h] && last >= m->facts_lo[h])
 			return true;
 	return false;
+}
+
+/* Are the tail's facts the only level 2 and 3 facts in VAs [va, last]?  They are if the range
+ * and the tail (of level 2 or 3) lie in one 2 MiB region, whose slot in nfacts_in[] counts no
+ * more facts than the tail has: none of the indexed facts is in the region. */
+static inline bool facts_only_tail_in(const struct pt_machine *m, uint64_t va, uint64_t last)
+{
+	uint32_t tail_n = m->facts.n - m->facts_tail;
+	uint64_t r = va >> FACT_REGION_SHIFT;
+	if (!tail_n || last >> FACT_REGION_SHIFT != r || m->nfacts_in[fact_region(va)] != tail_n)
+		return false;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *tl = &m->facts.v[m->facts.n - 1];
+	return first->level >= 2 && first->va >> FACT_REGION_SHIFT == r && tl->va >> FACT_REGION_SHIFT == r;
 }
 
 /* Fact i leaves the fact counters (not the indexes). */
@@ -2295,21 +2312,6 @@ static inline bool cont_count_move(struct pt_table *t, unsigned idx, uint64_t ol
 	return true;
 }
 
-/*
- * The CONT entries of t's group g in its latest entries: its CONT count, which always is that
- * number (every store to a latest entry moves the count by its CONT bit, cont_count_move() or
- * store_run_at(), and a table starts, from table_new(), or is zeroed, by pt_zero(), with no
- * entry and a zero count), so a run of stores may count it again rather than follow each one.
- * The CONT bits summed in place, two entries at a time (SSE2, the x86-64 baseline).
- */
-static inline uint8_t cont_count(const struct pt_table *t, unsigned g)
-{
-	u64x2 sum = { 0, 0 };
-	for (unsigned j = g * PT_CONT_PTES; j < (g + 1) * PT_CONT_PTES; j += 2)
-		sum += u64x2_load(&t->latest[j]) & PT_DESC_CONT;
-	return (uint8_t)((sum[0] + sum[1]) / PT_DESC_CONT);
-}
-
 /* Group g's bit in t->cont_groups: set while its CONT count is not zero. */
 static inline void cont_group_bit(struct pt_table *t, unsigned g)
 {
@@ -3061,11 +3063,15 @@ static inline __attribute__((always_inline)) void write_run_stores(struct pt_mac
 /* What store_entry_at() does for n stores of vals to t (frame f) from entry idx on (idx + n <=
  * PT_PTRS) by CPU c, with room for them in c's store buffer and no hook between them: at once.
  * Only the end state can be seen, and it is the same: the generation moves by n, the dirty bits
- * are those of the range, a group whose stores changed a CONT bit has its CONT count counted
- * again in its entries (cont_count(): what the stores one at a time would leave), its bit in
- * cont_groups follows the count, and the
- * stores' records take the next n store sequence numbers in order, with c's op, which nothing
- * changes between them (kept in locals: the records' stores cannot change them). */
+ * are those of the range, a group's CONT count moves by the CONT bits its stores set less those
+ * they cleared (what cont_count_move() of each would leave) and, if it moved, its bit in
+ * cont_groups follows it (a count that did not move has its bit already: every store moves a
+ * group's count by its CONT bit, here or in cont_count_move(), and a table starts, from
+ * table_new(), or is zeroed, by pt_zero(), with no entry, a zero count and no bit; the CONT
+ * bits are counted from the values, not read back from the entries just stored, whose wider
+ * loads would wait for the stores), and the stores' records take the next n store sequence
+ * numbers in order, with c's op, which nothing changes between them (kept in locals: the
+ * records' stores cannot change them). */
 static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32_t f, unsigned idx,
 				const uint64_t *vals, unsigned n, struct cpu *c)
 {
@@ -3074,17 +3080,19 @@ static inline void store_run_at(struct pt_machine *m, struct pt_table *t, uint32
 	uint32_t op = c->op.id;
 	bool open = c->op.open;
 	for (unsigned i = 0; i < n;) {
-		/* the stores to one CONT group */
+		/* the stores to one CONT group: the CONT bits they set and those they clear, each
+		 * summed (at most PT_CONT_PTES of bit 52: no carry out) */
 		unsigned g = (idx + i) / PT_CONT_PTES, end = (g + 1) * PT_CONT_PTES - idx;
-		uint64_t changed = 0;
+		uint64_t set = 0, cleared = 0;
 		for (end = end < n ? end : n; i < end; i++) {
 			uint64_t old = t->latest[idx + i];
 			t->latest[idx + i] = vals[i];
-			changed |= old ^ vals[i];
+			set += vals[i] & PT_DESC_CONT;
+			cleared += old & PT_DESC_CONT;
 			pend_store_put(&ps[i], t, f, idx + i, vals[i], ++sseq, op, open);
 		}
-		if (changed & PT_DESC_CONT) {
-			t->ncont[g] = cont_count(t, g);
+		if (set != cleared) {
+			t->ncont[g] = (uint8_t)(t->ncont[g] + set / PT_DESC_CONT - cleared / PT_DESC_CONT);
 			cont_group_bit(t, g);
 		}
 	}
@@ -3616,6 +3624,24 @@ uint32_t pt_machine_leaves_mapping(const struct pt_machine *m, uint64_t pa, uint
 	return n;
 }
 
+/* The tail's facts of level `level` at VAs [lo, hi] (level bases), in index order (their VAs'),
+ * after out[0..n) and up to max in all; the new count. */
+static uint32_t facts_tail_in(const struct pt_machine *m, unsigned level, uint64_t lo, uint64_t hi,
+			      uint32_t *out, uint32_t n, uint32_t max)
+{
+	if (m->facts_tail == m->facts.n)
+		return n;
+	const struct pt_fact *first = &m->facts.v[m->facts_tail], *tl = &m->facts.v[m->facts.n - 1];
+	if (first->level != level || hi < first->va || lo > tl->va)
+		return n;
+	uint64_t size = pt_level_size((int)level);
+	uint32_t i = lo > first->va ? (uint32_t)((lo - first->va) / size) : 0;
+	uint32_t end = (uint32_t)(((hi < tl->va ? hi : tl->va) - first->va) / size);
+	for (; i <= end && n < max; i++)
+		out[n++] = m->facts_tail + i;
+	return n;
+}
+
 uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, uint64_t size, uint32_t *out,
 				      uint32_t max)
 {
@@ -3634,12 +3660,20 @@ uint32_t pt_machine_facts_overlapping(const struct pt_machine *m, uint64_t va, u
 		return n;
 	}
 	/* facts at the levels of blocks containing va, then every page inside */
+	bool only_tail = facts_only_tail_in(m, va, last);
 	for (unsigned level = 1; level <= 3; level++) {
 		if (!m->nfacts_at[level])
 			continue;
 		uint64_t lsize = pt_level_size(level);
 		uint64_t step = lsize >= size ? 0 : lsize;
 		uint64_t start = va & ~(lsize - 1);
+		if (level >= 2 && only_tail) {
+			/* the index holds no fact of the level in reach (a block or page at a level 2
+			 * or 3 base in [start, last] lies in va's region): the loop below would give the
+			 * tail's facts from start on, up to last's entry (start alone if !step) */
+			n = facts_tail_in(m, level, start, step ? last & ~(lsize - 1) : start, out, n, max);
+			continue;
+		}
 		for (uint64_t a = start;; a += step) {
 			uint64_t key = va_key(a, level);
 			for (uint64_t it = hmap_first(&m->facts_by_va, key); it != HMAP_END;

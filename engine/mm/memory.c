@@ -453,8 +453,12 @@ static int fault_pte(struct mm_model *mm, struct mm_thread *t, struct mm_space *
 	uint64_t cont = order == 4 && !mm_variant(mm, MMV_USER_PRE_CONTPTE) ? PT_DESC_CONT : 0;
 	uint64_t run[PTRS_PER_PTE];
 	bool fits = nr <= PTRS_PER_PTE;
+	/* mk_user_pte() of each page: the page's address is ORed into bits [47:12], where the
+	 * value has nothing else, and the folio's pages stay below bit 48 (no carry reaches the
+	 * flags above): a page further is a page added */
+	const uint64_t pte0 = mk_user_pte(page, v->prot) | cont;
 	for (uint64_t i = 0; fits && i < nr; i++)
-		run[i] = mk_user_pte(page + i * PAGE_SIZE, v->prot) | cont;
+		run[i] = pte0 + i * PAGE_SIZE;
 	if (fits && mm_write_run(mm, t, ptep, run, (unsigned)nr, /* steps= */0, /* reads= */0)) {
 		/* the loop below as one run of stores: no other thread runs in between to see the
 		 * reference before the stores are all made */
