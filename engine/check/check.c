@@ -2143,18 +2143,6 @@ static bool is_unmap(const struct pt_opctx *op)
 	return op->open && (op->kind == PT_OP_MUNMAP || op->kind == PT_OP_VUNMAP) && op->len;
 }
 
-/* pt_machine_table_next_stored(f, i) of a table frame f, from its bitmap st of stored entries
- * (pt_machine_table_stored()): the bitmap read once, not the frame at every entry */
-static inline unsigned stored_from(const uint64_t *st, unsigned i)
-{
-	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
-		uint64_t b = st[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
-		if (b)
-			return w * 64 + (unsigned)__builtin_ctzll(b);
-	}
-	return PT_PTRS;
-}
-
 /* The leaves of a table's subtree that lie outside [lo, hi), for I8. */
 static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const struct pt_opctx *op, uint32_t f,
 			    uint64_t base, uint64_t lo, uint64_t hi)
@@ -2165,9 +2153,9 @@ static void subtree_outside(struct pt_checker *c, struct cpu_state *cs, const st
 	int flevel = fr->level;
 	uint64_t size = pt_level_size(fr->level);
 	const uint64_t *e = pt_machine_table_latest(c->m, f);	/* a table: not NULL */
-	const uint64_t *st = pt_machine_table_stored(c->m, f);
-	for (unsigned i = stored_from(st, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP;
-	     i = stored_from(st, i + 1)) {
+	const uint64_t *st = pt_machine_table_stored(c->m, f);	/* (read once, not the frame at every entry) */
+	for (unsigned i = pt_stored_next(st, 0); i < PT_PTRS && cs->nsnap < MAX_SNAP && cs->op_snaps < MAX_SNAP;
+	     i = pt_stored_next(st, i + 1)) {
 		uint64_t d = e[i], va = base + i * size;
 		if (va >= lo && va + size <= hi) {
 			/* so are the entries after it up to the one holding hi - 1 (VAs rise with the index;
@@ -2385,9 +2373,9 @@ static void first_leaf_2m(struct pt_machine *m, bool kernel, uint16_t asid, uint
 	const uint64_t *e = pt_machine_table_latest(m, r.frame);
 	unsigned n = (unsigned)((end - 1 - base) >> PT_PAGE_SHIFT & (PT_PTRS - 1)) + 1;
 	unsigned i = first_page(e, r.idx, n);
+	uint64_t table_va = base + ((start - base) & ~(pt_level_size(2) - 1));
 	if (i < n)
-		*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size(2) - 1)) + ((uint64_t)i << PT_PAGE_SHIFT),
-					  e[i], 3, true };
+		*x = (struct inside_ctx){ table_va + ((uint64_t)i << PT_PAGE_SHIFT), e[i], 3, true };
 }
 
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)

@@ -49,12 +49,7 @@ struct pt_table {
 /* The first entry from i on that was stored to since the table was cleared (PT_PTRS: none). */
 static inline unsigned next_stored(const struct pt_table *t, unsigned i)
 {
-	for (unsigned w = i / 64; w < PT_PTRS / 64; w++) {
-		uint64_t b = t->dirty[w] & (w == i / 64 ? ~0ull << (i % 64) : ~0ull);
-		if (b)
-			return w * 64 + (unsigned)__builtin_ctzll(b);
-	}
-	return PT_PTRS;
+	return pt_stored_next(t->dirty, i);
 }
 
 struct pend_store {
@@ -3699,12 +3694,6 @@ void pt_machine_pending(const struct pt_machine *m, unsigned cpu, uint32_t i, ui
 	*frame = ps->frame;
 	*idx = ps->idx;
 	*val = ps->val;
-}
-
-unsigned pt_machine_table_next_stored(const struct pt_machine *m, uint32_t f, unsigned idx)
-{
-	const struct pt_frame *fr = &m->frames.v[f];
-	return fr->state == PT_FS_TABLE && fr->tbl && idx < PT_PTRS ? next_stored(fr->tbl, idx) : PT_PTRS;
 }
 
 const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t f)

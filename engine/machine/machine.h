@@ -338,13 +338,21 @@ const uint64_t *pt_machine_table_latest(const struct pt_machine *m, uint32_t fra
 /*! pt_machine_table_visible() : the visible entries of a table frame (512: what
  * pt_machine_entry_visible() gives for each), NULL if not a table. */
 const uint64_t *pt_machine_table_visible(const struct pt_machine *m, uint32_t frame);
-/*! pt_machine_table_next_stored() : the first entry from idx on of a table frame that was stored
- * to since the table was cleared (PT_PTRS: none); the others are zero in every view. */
-unsigned pt_machine_table_next_stored(const struct pt_machine *m, uint32_t frame, unsigned idx);
 /*! pt_machine_table_stored() : a bitmap of a table frame's entries (PT_PTRS / 64 words, bit i of
  * word i / 64 for entry i) stored to since the table was made; an entry whose bit is clear is
  * zero, latest and visible.  NULL if not a table. */
 const uint64_t *pt_machine_table_stored(const struct pt_machine *m, uint32_t frame);
+/*! pt_stored_next() : the first entry from idx on (idx <= PT_PTRS) whose bit is set in a bitmap
+ * of stored entries (pt_machine_table_stored()'s), PT_PTRS if none. */
+static inline unsigned pt_stored_next(const uint64_t *stored, unsigned idx)
+{
+	for (unsigned w = idx / 64; w < PT_PTRS / 64; w++) {
+		uint64_t b = stored[w] & (w == idx / 64 ? ~0ull << (idx % 64) : ~0ull);
+		if (b)
+			return w * 64 + (unsigned)__builtin_ctzll(b);
+	}
+	return PT_PTRS;
+}
 /*! pt_machine_cont_group() : does group `group` (16 entries) of a table hold a CONT entry (latest)? */
 bool pt_machine_cont_group(const struct pt_machine *m, uint32_t frame, unsigned group);
 bool pt_machine_has_lock_rules(const struct pt_machine *m);
