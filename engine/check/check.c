@@ -2283,15 +2283,6 @@ struct pte_memo {
 	uint64_t lo;
 };
 
-/* After pt_walk() of va (base: the first VA of its space) answered r: the PTE table it ended in. */
-static void pte_memo_keep(const struct pt_machine *m, struct pte_memo *pm, const struct pt_walk_result *r,
-			  uint64_t base, uint64_t va)
-{
-	const uint64_t *pte;
-	if (r->level == 3 && (pte = pt_machine_table_latest(m, r->frame)))
-		*pm = (struct pte_memo){ pte, r->frame, base + ((va - base) & ~(pt_level_size(2) - 1)) };
-}
-
 /* The parts of a removed leaf outside [start, end) must still translate the same way: probe
  * their first and last pages.  False once one was reported. */
 static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op, const struct snap_leaf *s,
@@ -2316,7 +2307,9 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 				r.pa = oa(c->m, r.desc) + ((va - base) & (pt_level_size(3) - 1));
 		} else {
 			mapped = pt_walk(c->m, kernel, op->asid, va, false, &r);
-			pte_memo_keep(c->m, pm, &r, base, va);
+			const uint64_t *pte;
+			if (r.level == 3 && (pte = pt_machine_table_latest(c->m, r.frame)))
+				*pm = (struct pte_memo){ pte, r.frame, base + ((va - base) & ~(pt_level_size(2) - 1)) };
 		}
 		if (!mapped || r.pa != want) {
 			report(c, PT_I8, cpu, "collateral-unmap", RULE_UNMAP, va, want, s->desc, r.desc, NULL,
@@ -2330,54 +2323,6 @@ static bool check_snap(struct pt_checker *c, unsigned cpu, const struct pt_opctx
 	return true;
 }
 
-/* The first index in [i, end) of a page ((d & 3) == 3) among PTEs e[], or end: eight entries
- * at a time hold none when no lane of their d & d >> 1 has bit 0 set. */
-static unsigned first_page(const uint64_t *e, unsigned i, unsigned end)
-{
-	for (; i + 8 <= end; i += 8) {
-		u64x2 a = { 0, 0 };
-		for (unsigned k = 0; k < 8; k += 2) {
-			u64x2 v = u64x2_load(e + i + k);
-			a |= v & (v >> 1);
-		}
-		if ((a[0] | a[1]) & 1)
-			break;
-	}
-	for (; i < end; i++)
-		if ((e[i] & 3) == 3)
-			break;
-	return i;
-}
-
-/*
- * pt_walk_range() of [start, end) with inside_leaf(), for a range inside one 2 MiB (whole
- * pages, start < end; an unmap's mostly is): every level above 3 meets it in one entry, the one
- * pt_walk() of start reads, and at each it asks what pt_walk() asks in the same order (a
- * table frame, a leaf, a table descriptor, the child's lookup).  Its leaf there is the one the
- * range walk finds (it holds start); if it reaches a PTE table, the range walk's first page is
- * the first of the entries of [start, end) there.
- */
-static void first_leaf_2m(struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
-			  struct inside_ctx *x, struct pte_memo *pm)
-{
-	uint64_t base = kernel ? pt_machine_kernel_base(m) : 0;
-	struct pt_walk_result r;
-	bool mapped = pt_walk(m, kernel, asid, start, false, &r);
-	pte_memo_keep(m, pm, &r, base, start);	/* for check_snap() */
-	if (r.level != 3) {
-		if (mapped)
-			*x = (struct inside_ctx){ base + ((start - base) & ~(pt_level_size((int)r.level) - 1)), r.desc,
-						  r.level, true };
-		return;
-	}
-	const uint64_t *e = pt_machine_table_latest(m, r.frame);
-	unsigned n = (unsigned)((end - 1 - base) >> PT_PAGE_SHIFT & (PT_PTRS - 1)) + 1;
-	unsigned i = first_page(e, r.idx, n);
-	uint64_t table_va = base + ((start - base) & ~(pt_level_size(2) - 1));
-	if (i < n)
-		*x = (struct inside_ctx){ table_va + ((uint64_t)i << PT_PAGE_SHIFT), e[i], 3, true };
-}
-
 static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opctx *op)
 {
 	struct pt_machine *m = c->m;
@@ -2386,10 +2331,7 @@ static void check_unmap(struct pt_checker *c, unsigned cpu, const struct pt_opct
 	struct inside_ctx x = { 0 };
 	struct pte_memo pm = { NULL, PT_NO_FRAME, 0 };
 
-	if (start < end && (start ^ (end - 1)) < pt_level_size(2))
-		first_leaf_2m(m, kernel, op->asid, start, end, &x, &pm);
-	else
-		pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
+	pt_walk_range(m, kernel, op->asid, start, end, inside_leaf, &x);
 	if (x.found) {
 		report(c, PT_I8, cpu, "left-mapped", RULE_UNMAP, x.va, oa(m, x.desc), x.desc, 0, NULL,
 		       "%s of [0x%llx, 0x%llx) returned with va 0x%llx still mapped (level %u)",

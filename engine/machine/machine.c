@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "hmap.h"
+#include "vec2.h"
 
 #define NO_POS UINT32_MAX
 #define POS_STALE_NONE UINT32_MAX
@@ -3374,6 +3375,26 @@ bool pt_walk(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t va
 	return mapped;
 }
 
+/* The first index in [i, end) of a page (pt_desc_is_leaf() at level 3: 0b11) among PTEs e[], or
+ * end: eight entries at a time hold none when no lane of their d & d >> 1 has bit 0 set (a
+ * range walk over a PTE table mostly finds few pages, an unmap's return none). */
+static inline unsigned next_page(const uint64_t *e, unsigned i, unsigned end)
+{
+	for (; i + 8 <= end; i += 8) {
+		u64x2 a = { 0, 0 };
+		for (unsigned k = 0; k < 8; k += 2) {
+			u64x2 v = u64x2_load(e + i + k);
+			a |= v & (v >> 1);
+		}
+		if ((a[0] | a[1]) & 1)
+			break;
+	}
+	for (; i < end; i++)
+		if (pt_desc_is_leaf(e[i], 3))
+			break;
+	return i;
+}
+
 static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, uint64_t tbase, uint64_t vbase,
 			   uint64_t start, uint64_t end, pt_leaf_fn fn, void *ctx)
 {
@@ -3383,15 +3404,14 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, ui
 	uint64_t size = pt_level_size(level);
 	unsigned first = start > tbase ? (unsigned)((start - tbase) / size) : 0;
 	if (level == 3) {
-		/* a PTE table, the loop below with its level known: an entry is a page (0b11) or
-		 * nothing to visit (pt_desc_is_table() is false at level 3) */
-		for (unsigned i = first; i < PT_PTRS; i++) {
-			uint64_t lo = tbase + i * size, d = fr->tbl->latest[i];
-			if (lo >= end)
-				break;
-			if ((d & 3) == 3 && lo + size > start && !fn(ctx, vbase + lo, 3, d))
+		/* a PTE table, the loop below with its level known: an entry is a page or nothing to
+		 * visit (pt_desc_is_table() is false at level 3); from entry first on, each ends above
+		 * start, and those from lim on begin at or past end */
+		const uint64_t *e = fr->tbl->latest;
+		unsigned lim = end - tbase >= PT_PTRS * size ? PT_PTRS : (unsigned)((end - tbase + size - 1) / size);
+		for (unsigned i = next_page(e, first, lim); i < lim; i = next_page(e, i + 1, lim))
+			if (!fn(ctx, vbase + tbase + i * size, 3, e[i]))
 				return false;
-		}
 		return true;
 	}
 	for (unsigned i = first; i < PT_PTRS; i++) {
@@ -3413,6 +3433,31 @@ static bool walk_range_rec(const struct pt_machine *m, uint32_t f, int level, ui
 	return true;
 }
 
+/*
+ * pt_walk_range() of [start, end) inside one 2 MiB (an unmap's range, mostly): every level above
+ * 3 meets it in one entry, the one pt_walk() of start reads (from its memo, often), asking what
+ * walk_range_rec() asks in the same order (a table frame, a leaf, a table descriptor, the
+ * child's lookup).  A leaf there holds the whole range; a PTE table's pages in it come in order.
+ */
+static void walk_range_2m(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
+			  pt_leaf_fn fn, void *ctx)
+{
+	struct pt_walk_result r;
+	bool mapped = pt_walk(m, kernel, asid, start, false, &r);
+	if (r.level != 3) {
+		/* (levels' VA bases: base is 2 MiB aligned and more) */
+		if (mapped)
+			fn(ctx, start & ~(pt_level_size((int)r.level) - 1), r.level, r.desc);
+		return;
+	}
+	const uint64_t *e = m->frames.v[r.frame].tbl->latest;
+	unsigned lim = (unsigned)((end - 1) >> PT_PAGE_SHIFT & (PT_PTRS - 1)) + 1;
+	uint64_t tva = start & ~(pt_level_size(2) - 1);
+	for (unsigned i = next_page(e, r.idx, lim); i < lim; i = next_page(e, i + 1, lim))
+		if (!fn(ctx, tva + ((uint64_t)i << PT_PAGE_SHIFT), 3, e[i]))
+			return;
+}
+
 void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint64_t start, uint64_t end,
 		   pt_leaf_fn fn, void *ctx)
 {
@@ -3420,7 +3465,10 @@ void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint6
 	uint64_t base = kernel ? m->kernel_base : 0;
 	if (f == PT_NO_FRAME || end <= start)
 		return;
-	walk_range_rec(m, f, m->start_level, 0, base, start - base, end - base, fn, ctx);
+	if ((start ^ (end - 1)) < pt_level_size(2))
+		walk_range_2m(m, kernel, asid, start, end, fn, ctx);
+	else
+		walk_range_rec(m, f, m->start_level, 0, base, start - base, end - base, fn, ctx);
 }
 
 bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new)
