@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -155,12 +156,23 @@ struct pt_writer *pt_writer_open(const char *path, enum pt_encoding enc, const s
 			pt_error_set(err, PT_ERR_IO, "%s: out of memory", path);
 			goto fail;
 		}
+		/* no interrupting signal between the file's creation and its registration, where
+		 * the handler's pt_writer_unlink_temps() would not know it (it came at once when
+		 * sent as soon as the file showed: tests/cli interrupted_write_leaves_nothing) */
+		sigset_t fatal, old;
+		sigemptyset(&fatal);
+		sigaddset(&fatal, SIGINT);
+		sigaddset(&fatal, SIGTERM);
+		sigaddset(&fatal, SIGHUP);
+		sigprocmask(SIG_BLOCK, &fatal, &old);
 		int fd = mkstemp(w->tmp);
+		if (fd >= 0)
+			temp_register(w->tmp);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (fd < 0) {
 			pt_error_set(err, PT_ERR_IO, "%s: cannot create %s: %s", path, w->tmp, strerror(errno));
 			goto fail;
 		}
-		temp_register(w->tmp);
 		/* mkstemp() makes 0600: give the file the mode of the one it replaces, or the one
 		 * open(O_CREAT) would */
 		mode_t mask = umask(0);
