@@ -261,6 +261,14 @@ struct pt_checker {
 		uint16_t asid;
 		int8_t level;
 	} lock_memo;
+	/* table_info() of a table with a position, found last: it reads only the table's positions,
+	 * which stay while pt_machine_pos_gen() does (and so does the table: a table's release
+	 * removes its positions first) */
+	struct tinfo_memo {
+		uint64_t gen;		/* pt_machine_pos_gen() when found; UINT64_MAX: none */
+		uint32_t frame;
+		struct tinfo ti;
+	} tinfo_memo;
 	/* the run of stores pt_machine_write_run() is making (on_pt_store_run()): what the hooks of
 	 * each of its stores would find the same, found once */
 	struct store_run {
@@ -760,6 +768,12 @@ static uint64_t entry_va(struct pt_checker *c, uint32_t f, unsigned idx, bool *f
 
 static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 {
+	struct tinfo_memo *tm = &c->tinfo_memo;
+	uint64_t gen = pt_machine_pos_gen(c->m);
+	if (tm->gen == gen && tm->frame == f) {
+		*ti = tm->ti;
+		return;
+	}
 	const struct pt_frame *fr = pt_machine_frame(c->m, f);
 	uint32_t p = pt_machine_first_pos(c->m, f);
 	if (p == UINT32_MAX) {
@@ -777,6 +791,7 @@ static void table_info(struct pt_checker *c, uint32_t f, struct tinfo *ti)
 			ti->asid = pp->asid;
 		}
 	}
+	*tm = (struct tinfo_memo){ gen, f, *ti };
 }
 
 /* Does [va, va+size) overlap a vmap area on the purge list? */
@@ -1905,16 +1920,19 @@ static void free_page_mapped(struct pt_checker *c, struct pt_machine *m, uint32_
 		uint64_t d = pt_machine_entry_visible(m, tf, idx);
 		if (!pt_desc_is_leaf(d, t->level) || pa < oa(m, d) || pa >= oa(m, d) + pt_level_size(t->level))
 			continue;
-		uint32_t p = pt_machine_first_pos(m, tf);
-		if (p == UINT32_MAX)
+		/* the VA at its first position (table_info(): the table of a vfree()'s pages is
+		 * the one its clears went to last) */
+		struct tinfo ti;
+		table_info(c, tf, &ti);
+		if (!ti.found)
 			continue;	/* mapped only by a table nothing can walk */
-		const struct pt_pos *pp = pt_machine_pos(m, p);
-		uint64_t va = pp->va + idx * pt_level_size(t->level);
+		uint64_t va = ti.va + idx * pt_level_size(t->level);
 		struct pt_stale s = { 0 };
 		if (va >= pt_machine_kernel_base(m) && va < PT_LINEAR_MAP_END)
 			continue;	/* the linear map aliases all of RAM, allocated or free */
 		if (lazily_cleared(m, tf, idx, va, t->level))
 			continue;	/* vfree: unmapped without a flush, freed; the lazy purge flushes */
+		const struct pt_pos *pp = pt_machine_pos(m, pt_machine_first_pos(m, tf));
 		if (!pp->live) {
 			stale_from_pos(c, &s, pp);
 			report(c, PT_I1, cpu, "page-freed-walk-cached", RULE_FREE, va, pa, d, 0, &s,
@@ -2729,6 +2747,7 @@ struct pt_checker *pt_checker_new(struct pt_machine *m)
 		abort();
 	c->m = m;
 	c->lock_memo.gen = UINT64_MAX;
+	c->tinfo_memo.gen = UINT64_MAX;
 	cpus_reset(c, pt_machine_cpus(m));
 	pt_machine_set_observer(m, &checker_observer, c);
 	return c;
@@ -2741,6 +2760,7 @@ void pt_checker_reset(struct pt_checker *c)
 	c->nkmaps = 0;
 	c->memo.valid = false;
 	c->lock_memo.gen = UINT64_MAX;
+	c->tinfo_memo.gen = UINT64_MAX;
 	c->free_memo.valid = false;
 	c->free_run_event = c->free_run_next = 0;	/* as pt_checker_new() leaves them */
 	c->pend_memo.valid = false;

@@ -303,6 +303,7 @@ struct pt_machine {
 	uint64_t locks_gen;		/* bumped whenever the lock table may change (never reset) */
 	uint64_t latest_gen;		/* bumped whenever a table's latest entries may change (never reset) */
 	uint64_t facts_gen;		/* bumped whenever a stale fact comes or goes (never reset) */
+	uint64_t pos_gen;		/* bumped whenever a position comes or goes (never reset) */
 	VEC(struct lazy_area) lazy_areas;	/* vmap areas whose TLB flush waits for the purge */
 
 	uint64_t seq;			/* visibility sequence */
@@ -619,6 +620,7 @@ static void pos_unlink(struct pt_machine *m, uint32_t p)
 	while (*link != p)
 		link = &m->pos.v[*link].next;
 	*link = pp->next;
+	m->pos_gen++;
 	if (pp->stale_idx != POS_STALE_NONE)
 		stale_list_del(m, p);
 	pp->in_use = 0;
@@ -741,6 +743,7 @@ static void add_pos(struct pt_machine *m, uint32_t f, uint64_t va, bool global, 
 	pp->stale_idx = POS_STALE_NONE;
 	pp->next = t->first_pos;
 	t->first_pos = p;
+	m->pos_gen++;
 	if (live) {
 		pp->live = 1;
 	} else {
@@ -2675,6 +2678,7 @@ int pt_machine_reset(struct pt_machine *m, const struct pt_header *h)
 	hmap_reset(&m->chunk_by_key, LOG2_CHUNKS);
 	m->last_chunk_key = NO_CHUNK_KEY;
 	m->pos.n = m->pos_free.n = m->stale_pos.n = 0;
+	m->pos_gen++;
 	/* a region counts only facts there are: zeroing those of the facts left clears them all; and
 	 * their keys' slots are all the fact indexes hold, so these are emptied at the capacity they
 	 * grew to (the order of a key's values does not depend on it: hmap_grow()), without a memset
@@ -3795,3 +3799,5 @@ void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *star
 }
 
 unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }
+
+uint64_t pt_machine_pos_gen(const struct pt_machine *m) { return m->pos_gen; }

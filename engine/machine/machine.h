@@ -424,4 +424,8 @@ void pt_walk_range(const struct pt_machine *m, bool kernel, uint16_t asid, uint6
 /* pgattr_change_is_safe() (arch/arm64/mm/mmu.c): may a live entry go from old to new without BBM? */
 bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new);
 
+/*! pt_machine_pos_gen() : a number that changes whenever a table's position (live or stale) is
+ * added or removed, and at a reset; a position's frame, VA and tag never change in place. */
+uint64_t pt_machine_pos_gen(const struct pt_machine *m);
+
 #endif
