@@ -962,6 +962,38 @@ static inline bool fact_global(uint64_t desc, bool global)
 	return global || (desc & PT_DESC_NG) == 0;
 }
 
+/* A new fact at the end of facts[], not yet counted (facts_count()): fact_append()'s record. */
+static inline __attribute__((always_inline)) void fact_put(struct pt_machine *m, uint64_t va, unsigned level,
+							    uint64_t desc, bool global, uint16_t asid,
+							    uint64_t cpumask, uint64_t since, uint64_t seq,
+							    unsigned by_cpu, uint32_t op)
+{
+	VEC_RESERVE(m->facts, 1);
+	m->facts.v[m->facts.n++] = (struct pt_fact){
+		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
+		.global = global, .level = (uint8_t)level, .in_use = 1,
+		.by_cpu = (uint16_t)by_cpu, .op = op,
+	};
+}
+
+/* k facts put at VAs va, va + size, ..., last of level `level` (level-size apart, rising, at
+ * level 2 or 3 all in va's 2 MiB region) join the counters: what k counts of one each give, as
+ * the lowest is va and the highest last, in one VA half. */
+static inline __attribute__((always_inline)) void facts_count(struct pt_machine *m, uint64_t va, uint64_t last,
+							       unsigned level, uint32_t k)
+{
+	m->facts_gen += k;
+	m->nfacts_at[level] += k;
+	if (level >= 2)
+		m->nfacts_in[fact_region(va)] += k;
+	unsigned h = fact_half(va);
+	m->nfacts_half[h] += k;
+	if (va < m->facts_lo[h])
+		m->facts_lo[h] = va;
+	if (last + (pt_level_size((int)level) - 1) > m->facts_hi[h])
+		m->facts_hi[h] = last + (pt_level_size((int)level) - 1);
+}
+
 /*
  * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
  * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
@@ -997,22 +1029,8 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 			}
 		}
 	}
-	VEC_RESERVE(m->facts, 1);
-	m->facts.v[m->facts.n++] = (struct pt_fact){
-		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
-		.global = global, .level = (uint8_t)level, .in_use = 1,
-		.by_cpu = (uint16_t)by_cpu, .op = op,
-	};
-	m->facts_gen++;
-	m->nfacts_at[level]++;
-	if (level >= 2)
-		m->nfacts_in[fact_region(va)]++;
-	unsigned h = fact_half(va);
-	m->nfacts_half[h]++;
-	if (va < m->facts_lo[h])
-		m->facts_lo[h] = va;
-	if (va + (pt_level_size((int)level) - 1) > m->facts_hi[h])
-		m->facts_hi[h] = va + (pt_level_size((int)level) - 1);
+	fact_put(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op);
+	facts_count(m, va, va, level, 1);
 }
 
 /* fact_append(), indexed at once (and the tail before it). */
@@ -1733,6 +1751,76 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 	return n;
 }
 
+/* drain_zaps()' fact_append() of a store's stale leaf, of a process's PTE table's one position rp:
+ * may the next clear's fact, if of this tag, be put alone (see there)?  A call of its own (a run's
+ * first fact and a change of tag), whose registers the loop does not keep. */
+static __attribute__((noinline)) bool zap_fact(struct pt_machine *m, uint64_t va, uint64_t old, bool global,
+					       const struct run_pos *rp, uint64_t since, uint64_t seq,
+					       unsigned by_cpu, uint32_t op)
+{
+	uint32_t n = m->facts.n;
+	fact_append(m, va, 3, old, global, rp->asid, rp->cpumask, since, seq, by_cpu, op, false);
+	return m->facts.n != n && fact_none_indexed_at(m, va, 3);
+}
+
+/*
+ * drain_run()'s run in a table of level 3 with one position, rp (a process's PTE table), from
+ * ps[0] on while each store clears a leaf (its old value a leaf, its new one none: a munmap()'s
+ * zap): drain_run()'s last loop with the level constant and each store's kind known, so
+ * leaf_gone() without the harmless test (a new value that is no leaf is never harmless) and no
+ * leaf_live() (nothing in the run calls out or reads m->seq, stored at the end).  Its stale facts
+ * lie at consecutive VAs in the position's 2 MiB region (a level-3 table's VA is 2 MiB aligned),
+ * of one level and cpumask, with rising seq: once one of them went onto the tail's end with none
+ * indexed at the next VA (fact_none_indexed_at(), which counts level-3 facts against the tail,
+ * in that region), each next one of the same tag (fact_global()) extends the tail
+ * (fact_extends_tail()) and finds none indexed at its VA either, as each put adds one to both
+ * sides.  So fact_append() has nothing to find or decide for them: they are put (fact_put()) and
+ * counted together (facts_count()) before anything looks at the counters again, at a change of
+ * tag (zap_fact() of the next) and at the run's end.  A call of its own, as drain_makes().
+ */
+static __attribute__((noinline)) uint32_t drain_zaps(struct pt_machine *m, struct pt_table *t, uint32_t f,
+						 const struct pend_store *ps, uint32_t max, unsigned cpu,
+						 int *others, unsigned by_cpu, const struct run_pos *rp)
+{
+	const uint64_t size = pt_level_size(3), since = m->event_index, cpumask = rp->cpumask;
+	uint64_t seq = m->seq, va = rp->va + (uint64_t)ps->idx * size;
+	uint32_t n, batch = 0;	/* the facts up to the last store's, batch of them, are put, not counted */
+	unsigned idx0 = ps->idx;
+	uint16_t asid = rp->asid;
+	bool pglobal = rp->global;
+	int tag = -1;		/* the tag of the facts to put alone, -1 if none */
+
+	for (n = 0; n < max; n++, va += size) {
+		const struct pend_store *s = &ps[n];
+		unsigned idx = s->idx;
+		uint64_t old = t->visible[idx], new = s->val;
+		if (s->frame != f || idx != idx0 + n ||
+		    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
+		    t->vis_sseq[idx] > s->sseq || !pt_desc_is_leaf(old, 3) || pt_desc_is_leaf(new, 3))
+			break;
+		if (t->npending[idx])
+			t->npending[idx]--;
+		set_visible(t, idx, new, true);
+		seq++;
+		rmap_update(m, old, 3, f, idx, false);	/* leaf_gone() */
+		bool global = fact_global(old, pglobal);
+		if (global == tag) {
+			fact_put(m, va, 3, old, global, global ? 0 : asid, cpumask, since, seq, by_cpu, store_op(s));
+			batch++;
+		} else {
+			if (batch)
+				facts_count(m, va - batch * size, va - size, 3, batch);
+			batch = 0;
+			tag = zap_fact(m, va, old, global, rp, since, seq, by_cpu, store_op(s)) ? global : -1;
+		}
+		t->vis_sseq[idx] = s->sseq;
+	}
+	if (batch)
+		facts_count(m, va - batch * size, va - size, 3, batch);
+	m->seq = seq;
+	return n;
+}
+
 /*
  * drain_stores() of cpu's stores from ps on (at most max, all with sseq <= upto), ps[0] drained,
  * to table frame f at level `level` (3 if not known: no table is looked for) while they form a
@@ -1824,7 +1912,15 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
 		return n;
 	}
-	for (n = 0; n < max; n++) {
+	/* a run from a clear of a leaf at level 3 of a process: its clears first (see drain_zaps()),
+	 * then what else the run holds (the next store's fact finds out for itself if it extends the
+	 * tail: fact_append() of next false gives what true gives) */
+	n = 0;
+	if (known && level == 3 && rp && pt_desc_is_leaf(t->visible[ps->idx], 3) && !pt_desc_is_leaf(ps->val, 3)) {
+		n = drain_zaps(m, t, f, ps, max, cpu, others, by_cpu, rp);
+		seq = m->seq;
+	}
+	for (; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		uint64_t prev_tail = run_tail;	/* (see leaf_gone()) */
 		run_tail = NO_TAIL;
