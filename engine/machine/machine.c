@@ -1712,9 +1712,10 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 						  int *others)
 {
 	struct frame_chunk *c = NULL;
-	uint64_t key = NO_CHUNK_KEY, seq = m->seq;
+	uint64_t key = NO_CHUNK_KEY, seq = m->seq, next = 0;
 	uint32_t n, adds = 0;
 	unsigned idx0 = ps->idx;	/* (read once: the compiler cannot tell the stores below miss it) */
+	unsigned k = FCHUNK_FRAMES - 1;	/* the last leaf's page's slot in c (none: no next) */
 	bool lpa2 = m->lpa2;
 
 	for (n = 0; n < max; n++) {
@@ -1727,24 +1728,42 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 			break;
 		if (t->npending[idx])
 			t->npending[idx]--;
+		t->vis_sseq[idx] = s->sseq;
 		/* (old is no leaf: a leaf as new is a change, without old != new's test) */
-		if (pt_desc_is_leaf(new, 3)) {	/* rmap_add() */
-			set_visible(t, idx, new, true);
-			seq++;
+		if (new == next && k < FCHUNK_FRAMES - 1) {
+			/* the last leaf plus a page (a folio's next page): a leaf (the same low bits)
+			 * whose output is the last one's next page, slot k + 1 of c (the page number's
+			 * low bits, below FCHUNK_FRAMES - 1, take the carry), without the decoding */
+			k++;
+		} else if (pt_desc_is_leaf(new, 3)) {
 			uint64_t pfn = pt_desc_oa_fmt(new, lpa2) >> PT_PAGE_SHIFT;
-			unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+			k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
 			if (pfn >> FCHUNK_SHIFT != key) {
 				c = chunk_get(m, pfn);
 				key = pfn >> FCHUNK_SHIFT;
 			}
-			rmap_link(m, &c->rmap[k], (uint64_t)f << 9 | idx);
-			c->rmap_used[k / 64] |= 1ull << (k % 64);
-			adds++;
-		} else if (old != new) {
-			set_visible(t, idx, new, true);
-			seq++;
+		} else {
+			if (old != new) {
+				set_visible(t, idx, new, true);
+				seq++;
+			}
+			continue;
 		}
-		t->vis_sseq[idx] = s->sseq;
+		/* rmap_add() */
+		set_visible(t, idx, new, true);
+		seq++;
+		next = new + (1ull << PT_PAGE_SHIFT);
+		/* rmap_link(), its common case told by the slot's bit (clear: the slot is empty), whose
+		 * word a run of makes reads again and again, rather than by the slot, which it then
+		 * writes without a read (one cache line for the chunk's bits, not one per 16 slots, to
+		 * wait for) */
+		uint64_t *used = &c->rmap_used[k / 64], bit = 1ull << (k % 64), val = (uint64_t)f << 9 | idx;
+		if (!(*used & bit) && val < RMAP_ONE_MAX)
+			c->rmap[k] = RMAP_ONE | (uint32_t)val;	/* the only leaf */
+		else
+			rmap_link(m, &c->rmap[k], val);
+		*used |= bit;
+		adds++;
 	}
 	m->seq = seq;
 	m->nrmap_at[3] += adds;
