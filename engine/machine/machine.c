@@ -2286,11 +2286,12 @@ static bool free_run_vouched(struct pt_machine *m, uint64_t pa, uint64_t n)
 	return obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
 }
 
-static void page_free(struct pt_machine *m, const struct pt_event *ev)
+/* (true if the first page was a table's before it) */
+static bool page_free(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* a folio of 16 pages or more is a run of its own, judged at once (a smaller one is
 	 * mostly part of a run of page_free events, pt_machine_free_run()) */
-	free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
+	return free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
 }
 
 /* ---- stores ---- */
@@ -2996,7 +2997,6 @@ void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev) { eve
 void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_BEGIN); }
 void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_END); }
 void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_ALLOC); }
-void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_FREE); }
 void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PT_WRITE); }
 void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_TLBI); }
 void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ACCESS); }
@@ -3031,6 +3031,16 @@ static bool lazy_pages_free(struct pt_machine *m, uint64_t pfn, uint64_t n)
 		}
 	}
 	return true;
+}
+
+/* event_of() of a page_free, which tells what page_free() found of its first page */
+bool pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	assert(ev->kind == PT_EV_PAGE_FREE && ev->cpu < m->ncpus);
+	kind_enter(m, ev, PT_EV_PAGE_FREE, 1);
+	bool table = page_free(m, ev);
+	kind_leave(m, ev, PT_EV_PAGE_FREE, 1);
+	return table;
 }
 
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
