@@ -2401,11 +2401,12 @@ static bool free_run_vouched(struct pt_machine *m, uint64_t pa, uint64_t n)
 	return obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
 }
 
-static void page_free(struct pt_machine *m, const struct pt_event *ev)
+/* (true if the first page was a table's before it) */
+static bool page_free(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* a folio of 16 pages or more is a run of its own, judged at once (a smaller one is
 	 * mostly part of a run of page_free events, pt_machine_free_run()) */
-	free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
+	return free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
 }
 
 /* ---- stores ---- */
@@ -3111,15 +3112,67 @@ void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev) { eve
 void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_BEGIN); }
 void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_END); }
 void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_ALLOC); }
-void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_FREE); }
 void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PT_WRITE); }
 void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_TLBI); }
 void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ACCESS); }
+
+/*
+ * The free of the n pages from pfn on where every one is a lazy page (a frame of none of them, a
+ * chunk for each): each slot gets LAZY_FREED, all that free_pages() changes for a lazy page whose
+ * frame no hook sees (no frame made, the frame cache as it was), and true.  False, with nothing
+ * changed, if one is not lazy: all are checked before any is freed.
+ */
+static bool lazy_pages_free(struct pt_machine *m, uint64_t pfn, uint64_t n)
+{
+	for (int set = 0; set < 2; set++) {
+		for (uint64_t i = 0; i < n;) {
+			struct frame_chunk *c = chunk_find(m, pfn + i);
+			if (!c)
+				return false;
+			unsigned lo, hi = chunk_span(pfn + i, n - i < FCHUNK_FRAMES ? (unsigned)(n - i) : FCHUNK_FRAMES,
+						     &lo);
+			uint32_t *s = c->idx;
+			bool lazy = true;
+			/* lazy: LAZY_PAGE set, and not PT_NO_FRAME (no folio index is LAZY_FOLIOS) */
+			for (unsigned k = lo; k < hi; k++) {
+				if (set)
+					s[k] |= LAZY_FREED;
+				else
+					lazy &= s[k] - LAZY_PAGE < PT_NO_FRAME - LAZY_PAGE;
+			}
+			if (!lazy)
+				return false;
+			i += hi - lo;
+		}
+	}
+	return true;
+}
+
+/* event_of() of a page_free, which tells what page_free() found of its first page */
+bool pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	assert(ev->kind == PT_EV_PAGE_FREE && ev->cpu < m->ncpus);
+	kind_enter(m, ev, PT_EV_PAGE_FREE, 1);
+	bool table = page_free(m, ev);
+	kind_leave(m, ev, PT_EV_PAGE_FREE, 1);
+	return table;
+}
 
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {
 	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
 	bool tables_only = free_run_vouched(m, first->pa, (uint64_t)n << first->order);
+	const struct pt_opctx *op = &m->cpu[first->cpu].op;
+	bool in_bound = !op->open || (op->steps <= op->bound && op->bound - op->steps >= n);
+	if (n && (!m->obs || ((!m->obs->frame_free || tables_only) && in_bound)) &&
+	    lazy_pages_free(m, first->pa >> PT_PAGE_SHIFT, (uint64_t)n << first->order)) {
+		/* pages all lazy, no hook to see one of them (no frame_free, which would be for
+		 * tables only, and no step): the n events enter and leave at once, as in
+		 * write_run_unobserved(); none of the pages was a table's */
+		kind_enter(m, first, PT_EV_PAGE_FREE, n);
+		kind_leave(m, first, PT_EV_PAGE_FREE, n);
+		return 0;
+	}
 	struct pt_event ev = *first;
 	unsigned tables = 0;
 	for (unsigned i = 0; i < n; i++) {
