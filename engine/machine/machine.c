@@ -965,6 +965,38 @@ static inline bool fact_global(uint64_t desc, bool global)
 	return global || (desc & PT_DESC_NG) == 0;
 }
 
+/* A new fact at the end of facts[], not yet counted (facts_count()): fact_append()'s record. */
+static inline __attribute__((always_inline)) void fact_put(struct pt_machine *m, uint64_t va, unsigned level,
+							    uint64_t desc, bool global, uint16_t asid,
+							    uint64_t cpumask, uint64_t since, uint64_t seq,
+							    unsigned by_cpu, uint32_t op)
+{
+	VEC_RESERVE(m->facts, 1);
+	m->facts.v[m->facts.n++] = (struct pt_fact){
+		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
+		.global = global, .level = (uint8_t)level, .in_use = 1,
+		.by_cpu = (uint16_t)by_cpu, .op = op,
+	};
+}
+
+/* k facts put at VAs va, va + size, ..., last of level `level` (level-size apart, rising, at
+ * level 2 or 3 all in va's 2 MiB region) join the counters: what k counts of one each give, as
+ * the lowest is va and the highest last, in one VA half. */
+static inline __attribute__((always_inline)) void facts_count(struct pt_machine *m, uint64_t va, uint64_t last,
+							       unsigned level, uint32_t k)
+{
+	m->facts_gen += k;
+	m->nfacts_at[level] += k;
+	if (level >= 2)
+		m->nfacts_in[fact_region(va)] += k;
+	unsigned h = fact_half(va);
+	m->nfacts_half[h] += k;
+	if (va < m->facts_lo[h])
+		m->facts_lo[h] = va;
+	if (last + (pt_level_size((int)level) - 1) > m->facts_hi[h])
+		m->facts_hi[h] = last + (pt_level_size((int)level) - 1);
+}
+
 /*
  * Stale leaf `desc` at (asid|global, va, level), merged into an equal fact if there is one, else
  * appended to facts[] and counted, as the tail's last (the tail indexed first unless it extends).
@@ -1000,22 +1032,8 @@ static inline __attribute__((always_inline)) void fact_append(struct pt_machine 
 			}
 		}
 	}
-	VEC_RESERVE(m->facts, 1);
-	m->facts.v[m->facts.n++] = (struct pt_fact){
-		.va = va, .desc = desc, .since = since, .seq = seq, .cpumask = cpumask, .asid = asid,
-		.global = global, .level = (uint8_t)level, .in_use = 1,
-		.by_cpu = (uint16_t)by_cpu, .op = op,
-	};
-	m->facts_gen++;
-	m->nfacts_at[level]++;
-	if (level >= 2)
-		m->nfacts_in[fact_region(va)]++;
-	unsigned h = fact_half(va);
-	m->nfacts_half[h]++;
-	if (va < m->facts_lo[h])
-		m->facts_lo[h] = va;
-	if (va + (pt_level_size((int)level) - 1) > m->facts_hi[h])
-		m->facts_hi[h] = va + (pt_level_size((int)level) - 1);
+	fact_put(m, va, level, desc, global, asid, cpumask, since, seq, by_cpu, op);
+	facts_count(m, va, va, level, 1);
 }
 
 /* fact_append(), indexed at once (and the tail before it). */
@@ -1697,9 +1715,10 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 						  int *others)
 {
 	struct frame_chunk *c = NULL;
-	uint64_t key = NO_CHUNK_KEY, seq = m->seq;
+	uint64_t key = NO_CHUNK_KEY, seq = m->seq, next = 0;
 	uint32_t n, adds = 0;
 	unsigned idx0 = ps->idx;	/* (read once: the compiler cannot tell the stores below miss it) */
+	unsigned k = FCHUNK_FRAMES - 1;	/* the last leaf's page's slot in c (none: no next) */
 	bool lpa2 = m->lpa2;
 
 	for (n = 0; n < max; n++) {
@@ -1712,27 +1731,115 @@ static __attribute__((noinline)) uint32_t drain_makes(struct pt_machine *m, stru
 			break;
 		if (t->npending[idx])
 			t->npending[idx]--;
+		t->vis_sseq[idx] = s->sseq;
 		/* (old is no leaf: a leaf as new is a change, without old != new's test) */
-		if (pt_desc_is_leaf(new, 3)) {	/* rmap_add() */
-			set_visible(t, idx, new, true);
-			seq++;
+		if (new == next && k < FCHUNK_FRAMES - 1) {
+			/* the last leaf plus a page (a folio's next page): a leaf (the same low bits)
+			 * whose output is the last one's next page, slot k + 1 of c (the page number's
+			 * low bits, below FCHUNK_FRAMES - 1, take the carry), without the decoding */
+			k++;
+		} else if (pt_desc_is_leaf(new, 3)) {
 			uint64_t pfn = pt_desc_oa_fmt(new, lpa2) >> PT_PAGE_SHIFT;
-			unsigned k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
+			k = (unsigned)(pfn & (FCHUNK_FRAMES - 1));
 			if (pfn >> FCHUNK_SHIFT != key) {
 				c = chunk_get(m, pfn);
 				key = pfn >> FCHUNK_SHIFT;
 			}
-			rmap_link(m, &c->rmap[k], (uint64_t)f << 9 | idx);
-			c->rmap_used[k / 64] |= 1ull << (k % 64);
-			adds++;
-		} else if (old != new) {
-			set_visible(t, idx, new, true);
-			seq++;
+		} else {
+			if (old != new) {
+				set_visible(t, idx, new, true);
+				seq++;
+			}
+			continue;
 		}
-		t->vis_sseq[idx] = s->sseq;
+		/* rmap_add() */
+		set_visible(t, idx, new, true);
+		seq++;
+		next = new + (1ull << PT_PAGE_SHIFT);
+		/* rmap_link(), its common case told by the slot's bit (clear: the slot is empty), whose
+		 * word a run of makes reads again and again, rather than by the slot, which it then
+		 * writes without a read (one cache line for the chunk's bits, not one per 16 slots, to
+		 * wait for) */
+		uint64_t *used = &c->rmap_used[k / 64], bit = 1ull << (k % 64), val = (uint64_t)f << 9 | idx;
+		if (!(*used & bit) && val < RMAP_ONE_MAX)
+			c->rmap[k] = RMAP_ONE | (uint32_t)val;	/* the only leaf */
+		else
+			rmap_link(m, &c->rmap[k], val);
+		*used |= bit;
+		adds++;
 	}
 	m->seq = seq;
 	m->nrmap_at[3] += adds;
+	return n;
+}
+
+/* drain_zaps()' fact_append() of a store's stale leaf, of a process's PTE table's one position rp:
+ * may the next clear's fact, if of this tag, be put alone (see there)?  A call of its own (a run's
+ * first fact and a change of tag), whose registers the loop does not keep. */
+static __attribute__((noinline)) bool zap_fact(struct pt_machine *m, uint64_t va, uint64_t old, bool global,
+					       const struct run_pos *rp, uint64_t since, uint64_t seq,
+					       unsigned by_cpu, uint32_t op)
+{
+	uint32_t n = m->facts.n;
+	fact_append(m, va, 3, old, global, rp->asid, rp->cpumask, since, seq, by_cpu, op, false);
+	return m->facts.n != n && fact_none_indexed_at(m, va, 3);
+}
+
+/*
+ * drain_run()'s run in a table of level 3 with one position, rp (a process's PTE table), from
+ * ps[0] on while each store clears a leaf (its old value a leaf, its new one none: a munmap()'s
+ * zap): drain_run()'s last loop with the level constant and each store's kind known, so
+ * leaf_gone() without the harmless test (a new value that is no leaf is never harmless) and no
+ * leaf_live() (nothing in the run calls out or reads m->seq, stored at the end).  Its stale facts
+ * lie at consecutive VAs in the position's 2 MiB region (a level-3 table's VA is 2 MiB aligned),
+ * of one level and cpumask, with rising seq: once one of them went onto the tail's end with none
+ * indexed at the next VA (fact_none_indexed_at(), which counts level-3 facts against the tail,
+ * in that region), each next one of the same tag (fact_global()) extends the tail
+ * (fact_extends_tail()) and finds none indexed at its VA either, as each put adds one to both
+ * sides.  So fact_append() has nothing to find or decide for them: they are put (fact_put()) and
+ * counted together (facts_count()) before anything looks at the counters again, at a change of
+ * tag (zap_fact() of the next) and at the run's end.  A call of its own, as drain_makes().
+ */
+static __attribute__((noinline)) uint32_t drain_zaps(struct pt_machine *m, struct pt_table *t, uint32_t f,
+						 const struct pend_store *ps, uint32_t max, unsigned cpu,
+						 int *others, unsigned by_cpu, const struct run_pos *rp)
+{
+	const uint64_t size = pt_level_size(3), since = m->event_index, cpumask = rp->cpumask;
+	uint64_t seq = m->seq, va = rp->va + (uint64_t)ps->idx * size;
+	uint32_t n, batch = 0;	/* the facts up to the last store's, batch of them, are put, not counted */
+	unsigned idx0 = ps->idx;
+	uint16_t asid = rp->asid;
+	bool pglobal = rp->global;
+	int tag = -1;		/* the tag of the facts to put alone, -1 if none */
+
+	for (n = 0; n < max; n++, va += size) {
+		const struct pend_store *s = &ps[n];
+		unsigned idx = s->idx;
+		uint64_t old = t->visible[idx], new = s->val;
+		if (s->frame != f || idx != idx0 + n ||
+		    (t->npending[idx] > 1 && others_pending(m, cpu, others)) ||
+		    t->vis_sseq[idx] > s->sseq || !pt_desc_is_leaf(old, 3) || pt_desc_is_leaf(new, 3))
+			break;
+		if (t->npending[idx])
+			t->npending[idx]--;
+		set_visible(t, idx, new, true);
+		seq++;
+		rmap_update(m, old, 3, f, idx, false);	/* leaf_gone() */
+		bool global = fact_global(old, pglobal);
+		if (global == tag) {
+			fact_put(m, va, 3, old, global, global ? 0 : asid, cpumask, since, seq, by_cpu, store_op(s));
+			batch++;
+		} else {
+			if (batch)
+				facts_count(m, va - batch * size, va - size, 3, batch);
+			batch = 0;
+			tag = zap_fact(m, va, old, global, rp, since, seq, by_cpu, store_op(s)) ? global : -1;
+		}
+		t->vis_sseq[idx] = s->sseq;
+	}
+	if (batch)
+		facts_count(m, va - batch * size, va - size, 3, batch);
+	m->seq = seq;
 	return n;
 }
 
@@ -1827,7 +1934,15 @@ static inline __attribute__((always_inline)) uint32_t drain_run(struct pt_machin
 					      rp->asid, rp->global, &t->visible[ps->idx], by_cpu);
 		return n;
 	}
-	for (n = 0; n < max; n++) {
+	/* a run from a clear of a leaf at level 3 of a process: its clears first (see drain_zaps()),
+	 * then what else the run holds (the next store's fact finds out for itself if it extends the
+	 * tail: fact_append() of next false gives what true gives) */
+	n = 0;
+	if (known && level == 3 && rp && pt_desc_is_leaf(t->visible[ps->idx], 3) && !pt_desc_is_leaf(ps->val, 3)) {
+		n = drain_zaps(m, t, f, ps, max, cpu, others, by_cpu, rp);
+		seq = m->seq;
+	}
+	for (; n < max; n++) {
 		const struct pend_store *s = &ps[n];
 		uint64_t prev_tail = run_tail;	/* (see leaf_gone()) */
 		run_tail = NO_TAIL;
@@ -2289,11 +2404,12 @@ static bool free_run_vouched(struct pt_machine *m, uint64_t pa, uint64_t n)
 	return obs && obs->frame_free_run && lo < hi && obs->frame_free_run(m->obs_ctx, m, lo, hi);
 }
 
-static void page_free(struct pt_machine *m, const struct pt_event *ev)
+/* (true if the first page was a table's before it) */
+static bool page_free(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* a folio of 16 pages or more is a run of its own, judged at once (a smaller one is
 	 * mostly part of a run of page_free events, pt_machine_free_run()) */
-	free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
+	return free_pages(m, ev, ev->order >= 4 && free_run_vouched(m, ev->pa, 1u << ev->order));
 }
 
 /* ---- stores ---- */
@@ -3000,15 +3116,67 @@ void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev) { eve
 void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_BEGIN); }
 void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_END); }
 void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_ALLOC); }
-void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PAGE_FREE); }
 void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_PT_WRITE); }
 void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_TLBI); }
 void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev) { event_of(m, ev, PT_EV_ACCESS); }
+
+/*
+ * The free of the n pages from pfn on where every one is a lazy page (a frame of none of them, a
+ * chunk for each): each slot gets LAZY_FREED, all that free_pages() changes for a lazy page whose
+ * frame no hook sees (no frame made, the frame cache as it was), and true.  False, with nothing
+ * changed, if one is not lazy: all are checked before any is freed.
+ */
+static bool lazy_pages_free(struct pt_machine *m, uint64_t pfn, uint64_t n)
+{
+	for (int set = 0; set < 2; set++) {
+		for (uint64_t i = 0; i < n;) {
+			struct frame_chunk *c = chunk_find(m, pfn + i);
+			if (!c)
+				return false;
+			unsigned lo, hi = chunk_span(pfn + i, n - i < FCHUNK_FRAMES ? (unsigned)(n - i) : FCHUNK_FRAMES,
+						     &lo);
+			uint32_t *s = c->idx;
+			bool lazy = true;
+			/* lazy: LAZY_PAGE set, and not PT_NO_FRAME (no folio index is LAZY_FOLIOS) */
+			for (unsigned k = lo; k < hi; k++) {
+				if (set)
+					s[k] |= LAZY_FREED;
+				else
+					lazy &= s[k] - LAZY_PAGE < PT_NO_FRAME - LAZY_PAGE;
+			}
+			if (!lazy)
+				return false;
+			i += hi - lo;
+		}
+	}
+	return true;
+}
+
+/* event_of() of a page_free, which tells what page_free() found of its first page */
+bool pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev)
+{
+	assert(ev->kind == PT_EV_PAGE_FREE && ev->cpu < m->ncpus);
+	kind_enter(m, ev, PT_EV_PAGE_FREE, 1);
+	bool table = page_free(m, ev);
+	kind_leave(m, ev, PT_EV_PAGE_FREE, 1);
+	return table;
+}
 
 unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first, unsigned n)
 {
 	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
 	bool tables_only = free_run_vouched(m, first->pa, (uint64_t)n << first->order);
+	const struct pt_opctx *op = &m->cpu[first->cpu].op;
+	bool in_bound = !op->open || (op->steps <= op->bound && op->bound - op->steps >= n);
+	if (n && (!m->obs || ((!m->obs->frame_free || tables_only) && in_bound)) &&
+	    lazy_pages_free(m, first->pa >> PT_PAGE_SHIFT, (uint64_t)n << first->order)) {
+		/* pages all lazy, no hook to see one of them (no frame_free, which would be for
+		 * tables only, and no step): the n events enter and leave at once, as in
+		 * write_run_unobserved(); none of the pages was a table's */
+		kind_enter(m, first, PT_EV_PAGE_FREE, n);
+		kind_leave(m, first, PT_EV_PAGE_FREE, n);
+		return 0;
+	}
 	struct pt_event ev = *first;
 	unsigned tables = 0;
 	for (unsigned i = 0; i < n; i++) {

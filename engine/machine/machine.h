@@ -261,7 +261,8 @@ void pt_machine_isb_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_begin_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_end_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_alloc_event(struct pt_machine *m, const struct pt_event *ev);
-void pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev);
+/* (true if the first page freed was a table's before it: what pt_machine_free_run() counts) */
+bool pt_machine_free_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_write_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_tlbi_event(struct pt_machine *m, const struct pt_event *ev);
 void pt_machine_access_event(struct pt_machine *m, const struct pt_event *ev);

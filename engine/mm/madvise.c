@@ -55,8 +55,8 @@ int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, write);
 	/* madvise_walk_vmas(): the advice applies to the mapped parts; a hole gives ENOMEM */
 	int rc = range_is_mapped(s, start, end) ? 0 : ENOMEM;
-	struct vma_range *v;
-	uint32_t n = vmas_in_range(s, start, end, &v);
+	struct vma_range room[VMA_RANGE_ROOM], *v;
+	uint32_t n = vmas_in_range(s, start, end, room, &v);
 	for (uint32_t i = 0; i < n; i++) {
 		switch (advice) {
 		case PT_ADV_DONTNEED:
@@ -109,6 +109,6 @@ int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	else if (advice == PT_ADV_PAGEOUT)
 		for (uint32_t i = 0; i < n && ref_check(mm, t, s, v[i].start, v[i].end, "madvise"); i++)
 			;
-	free(v);
+	vma_ranges_free(v, room);
 	return rc;
 }

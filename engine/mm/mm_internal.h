@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "hmap.h"
 #include "mm.h"
@@ -638,8 +639,16 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
  * the end of the VMA below it and the start of the one above (0: none), with the VMAs gone. */
 void pgtables_floor_ceiling(const struct mm_space *s, uint64_t start, uint64_t end, uint64_t *floor,
 			    uint64_t *ceiling);
-/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out (malloc'd; NULL if none). */
-uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out);
+/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out: room (the caller's,
+ * VMA_RANGE_ROOM of them) where they fit, else malloc'd; vma_ranges_free() of *out ends it. */
+#define VMA_RANGE_ROOM 8
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range *room,
+		       struct vma_range **out);
+static inline void vma_ranges_free(struct vma_range *v, const struct vma_range *room)
+{
+	if (v != room)
+		free(v);
+}
 /*! ref_check_ranges() : ref_check() over the VMA parts v[0..n) an op emptied and the PMD-sized
  * margins around [start, end), only where mappings were. */
 void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,

@@ -45,8 +45,14 @@ static void __tlb_reset_range(struct mmu_gather *tlb)
 
 void tlb_gather_mmu(struct mmu_gather *tlb, struct mm_space *s)
 {
-	memset(tlb, 0, sizeof(*tlb));
+	/* every field but the rooms, which are read only below npages and ntables */
 	tlb->s = s;
+	tlb->pages = tlb->page_room;
+	tlb->npages = 0;
+	tlb->cappages = TLB_PAGE_ROOM;
+	tlb->tables = tlb->table_room;
+	tlb->ntables = 0;
+	tlb->captables = TLB_TABLE_ROOM;
 	__tlb_reset_range(tlb);
 	s->tlb_flush_pending++;	/* inc_tlb_flush_pending() */
 }
@@ -93,6 +99,19 @@ void tlb_remove_huge_tlb_entry(struct mmu_gather *tlb, uint64_t sz, uint64_t add
 		tlb_flush_pte_range(tlb, address, sz);
 }
 
+/* A batch of cap entries of size bytes at v, full, made twice as long: out of its room in the
+ * gather onto the heap, or larger there. */
+static void *batch_grow(void *v, const void *room, uint32_t *cap, size_t size)
+{
+	void *w = v == room ? malloc(2 * *cap * size) : realloc(v, 2 * *cap * size);
+	if (!w)
+		abort();
+	if (v == room)
+		memcpy(w, room, *cap * size);
+	*cap *= 2;
+	return w;
+}
+
 /*
  * n blocks of 2^order pages from pa go to the batch.  Blocks of one order that follow the
  * batch's last ones join its last entry: each entry is a run tlb_flush_mmu_free() frees at once,
@@ -105,12 +124,8 @@ static void tlb_batch_push_page(struct mmu_gather *tlb, uint64_t pa, unsigned or
 		last->n += n;
 		return;
 	}
-	if (tlb->npages == tlb->cappages) {
-		tlb->cappages = tlb->cappages ? 2 * tlb->cappages : 64;
-		tlb->pages = realloc(tlb->pages, tlb->cappages * sizeof(*tlb->pages));
-		if (!tlb->pages)
-			abort();
-	}
+	if (tlb->npages == tlb->cappages)
+		tlb->pages = batch_grow(tlb->pages, tlb->page_room, &tlb->cappages, sizeof(*tlb->pages));
 	tlb->pages[tlb->npages++] = (struct tlb_page){ pa, order, n };
 }
 
@@ -130,12 +145,8 @@ void __tlb_remove_folio_pages(struct mm_model *mm, struct mmu_gather *tlb, uint6
 
 static void tlb_remove_table(struct mmu_gather *tlb, uint64_t table)
 {
-	if (tlb->ntables == tlb->captables) {
-		tlb->captables = tlb->captables ? 2 * tlb->captables : 8;
-		tlb->tables = realloc(tlb->tables, tlb->captables * sizeof(*tlb->tables));
-		if (!tlb->tables)
-			abort();
-	}
+	if (tlb->ntables == tlb->captables)
+		tlb->tables = batch_grow(tlb->tables, tlb->table_room, &tlb->captables, sizeof(*tlb->tables));
 	tlb->tables[tlb->ntables++] = table;
 }
 
@@ -243,8 +254,10 @@ void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather 
 {
 	tlb_flush_mmu(mm, t, tlb);
 	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
-	free(tlb->pages);
-	free(tlb->tables);
+	if (tlb->pages != tlb->page_room)
+		free(tlb->pages);
+	if (tlb->tables != tlb->table_room)
+		free(tlb->tables);
 	tlb->pages = NULL;
 	tlb->tables = NULL;
 }

@@ -32,15 +32,21 @@ struct tlb_page {			/* n blocks of 2^order pages, one after the other from pa */
 	unsigned order, n;
 };
 
+/* the batches' room inside the gather: an op's batches mostly fit, and then take no allocation */
+#define TLB_PAGE_ROOM	32
+#define TLB_TABLE_ROOM	8
+
 struct mmu_gather {
 	struct mm_space *s;
 	uint64_t start, end;		/* the range to invalidate: [TASK_SIZE, 0) when empty */
 	bool freed_tables;		/* a table was unhooked: walk caches too (not last level) */
 	bool cleared_ptes, cleared_pmds, cleared_puds, cleared_p4ds;
-	struct tlb_page *pages;		/* freed only after the flush */
+	struct tlb_page *pages;		/* freed only after the flush; page_room or the heap */
 	uint32_t npages, cappages;
-	uint64_t *tables;
+	uint64_t *tables;		/* table_room or the heap */
 	uint32_t ntables, captables;
+	struct tlb_page page_room[TLB_PAGE_ROOM];
+	uint64_t table_room[TLB_TABLE_ROOM];
 };
 
 /*! tlb_gather_mmu() : start a gather over s (inc_tlb_flush_pending()). */

@@ -130,17 +130,15 @@ bool range_is_free(struct mm_space *s, uint64_t start, uint64_t end)
 /* ---- munmap: do_vmi_munmap() -> do_vmi_align_munmap() -> vms_clear_ptes() ---- */
 
 /* The parts of VMAs inside [start, end), in order (the VMAs vms_gather_munmap_vmas() detaches). */
-uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range **out)
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range *room,
+		       struct vma_range **out)
 {
 	/* the VMAs are sorted and do not overlap: those inside are the ones from the first that
 	 * ends above start on, up to the first that starts at or past end */
 	uint32_t first = vma_index_above(s, start), n = 0;
-	*out = NULL;
 	while (first + n < s->nvma && s->vma[first + n].start < end)
 		n++;
-	if (!n)
-		return 0;
-	struct vma_range *v = malloc(n * sizeof(*v));
+	struct vma_range *v = n <= VMA_RANGE_ROOM ? room : malloc(n * sizeof(*v));
 	if (!v)
 		abort();
 	for (uint32_t k = 0; k < n; k++) {
@@ -271,10 +269,10 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 	len = ALIGN_UP(len, PAGE_SIZE);
 	if (!len)
 		return EINVAL;
-	struct vma_range *v;
-	uint32_t n = vmas_in_range(s, start, start + len, &v);
+	struct vma_range room[VMA_RANGE_ROOM], *v;
+	uint32_t n = vmas_in_range(s, start, start + len, room, &v);
 	int rc = munmap_vmas(mm, t, s, start, start + len, v, n);
-	free(v);
+	vma_ranges_free(v, room);
 	return rc;
 }
 
@@ -287,15 +285,15 @@ int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event
 		return EINVAL;
 	uint64_t end = start + ALIGN_UP(ev->len, PAGE_SIZE);
 	mm_lock(mm, t, PT_LOCK_MMAP, s->asid, true);
-	struct vma_range *v;
-	uint32_t n = vmas_in_range(s, start, end, &v);
+	struct vma_range room[VMA_RANGE_ROOM], *v;
+	uint32_t n = vmas_in_range(s, start, end, room, &v);
 	/* do_munmap(): the range passes its checks (above), and its VMA parts are these */
 	int rc = munmap_vmas(mm, t, s, start, end, v, n);
 	mm_unlock(mm, t, PT_LOCK_MMAP, s->asid);
 	/* exactly the range goes: what was mapped in it, and what is left of a THP or a contpte
 	 * block split at its ends (the holes between VMAs had nothing to lose) */
 	ref_check_ranges(mm, t, s, v, n, start, end, "munmap");
-	free(v);
+	vma_ranges_free(v, room);
 	return rc;
 }
 

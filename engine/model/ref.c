@@ -544,6 +544,21 @@ static bool walk_page(struct mm_model *mm, struct mm_space *s, uint64_t va, stru
 	return mapped;
 }
 
+/* Whether walk_page() answers for va from wc, without a walk (ref_check_run() runs only then). */
+static inline bool walk_held(const struct walk_cache *wc, uint64_t va)
+{
+	return (va >= wc->lo && va < wc->hi) || (wc->pte && va - wc->pte_lo < PMD_SIZE);
+}
+
+/* walk_page() of va for its effect on wc only (a walk reads and changes nothing else): whether
+ * wc holds va's walk after it (not outside the address space) */
+static bool walk_fill(struct mm_model *mm, struct mm_space *s, uint64_t va, struct walk_cache *wc)
+{
+	struct pt_walk_result r;
+	walk_page(mm, s, va, wc, &r);
+	return walk_held(wc, va);
+}
+
 /*
  * The ranges of s that other ops are in the middle of changing.  Ops that share the mmap lock
  * for read (faults, MADV_DONTNEED/FREE/PAGEOUT, the NUMA scan, pageout) run side by side; the
@@ -1073,6 +1088,10 @@ bool ref_check(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uin
 			uint64_t next = fx ? va : ref_check_run(s, va, end, wc);
 			if (next != va) {
 				va = next;	/* [va, next) agree, as they would one by one */
+			} else if (!fx && !walk_held(wc, va) && walk_fill(mm, s, va, wc)) {
+				/* the walk ref_check_page() would make first: va's run is judged
+				 * from it as above, without the page's own look-ups */
+				continue;
 			} else {
 				if (!ref_check_page(mm, s, va, opname, wc, fx))
 					return false;
