@@ -3079,6 +3079,13 @@ static inline void kind_leave(struct pt_machine *m, const struct pt_event *ev, u
 	m->cur = NULL;
 }
 
+/* May n events of an op's CPU run at once, kind_leave()'s step hook not due within them (op
+ * closed, or n more steps stay within its bound)? */
+static inline bool op_in_bound(const struct pt_opctx *op, unsigned n)
+{
+	return !op->open || (op->steps <= op->bound && op->bound - op->steps >= n);
+}
+
 int pt_machine_event(struct pt_machine *m, const struct pt_event *ev)
 {
 	/* arch-level kinds are below the ops-level ones (event.h) */
@@ -3166,8 +3173,7 @@ unsigned pt_machine_free_run(struct pt_machine *m, const struct pt_event *first,
 {
 	assert(first->kind == PT_EV_PAGE_FREE && first->cpu < m->ncpus);
 	bool tables_only = free_run_vouched(m, first->pa, (uint64_t)n << first->order);
-	const struct pt_opctx *op = &m->cpu[first->cpu].op;
-	bool in_bound = !op->open || (op->steps <= op->bound && op->bound - op->steps >= n);
+	bool in_bound = op_in_bound(&m->cpu[first->cpu].op, n);
 	if (n && (!m->obs || ((!m->obs->frame_free || tables_only) && in_bound)) &&
 	    lazy_pages_free(m, first->pa >> PT_PAGE_SHIFT, (uint64_t)n << first->order)) {
 		/* pages all lazy, no hook to see one of them (no frame_free, which would be for
@@ -3193,7 +3199,7 @@ void pt_machine_access_run(struct pt_machine *m, const struct pt_event *first, u
 	assert(first->kind == PT_EV_ACCESS && first->cpu < m->ncpus);
 	struct cpu *c = &m->cpu[first->cpu];
 	uint64_t last = first->va + ((uint64_t)(n ? n - 1 : 0) << PT_PAGE_SHIFT);
-	bool in_bound = !c->op.open || (c->op.steps <= c->op.bound && c->op.bound - c->op.steps >= n);
+	bool in_bound = op_in_bound(&c->op, n);
 	if (n && last >= first->va && last < m->kernel_base && in_bound) {
 		/* user accesses within the op's bound: what n events would leave, at once (no hook
 		 * sees a user access, none changes a table) */
@@ -3324,7 +3330,7 @@ void pt_machine_write_run(struct pt_machine *m, const struct pt_event *first, co
 		}
 		obs = NULL;	/* judged whole: no store hook */
 	}
-	bool in_bound = !c->op.open || (c->op.steps <= c->op.bound && c->op.bound - c->op.steps >= n);
+	bool in_bound = op_in_bound(&c->op, n);
 	if ((!obs || (!obs->pt_store && !obs->pt_stored)) && (!m->obs || in_bound))
 		write_run_unobserved(m, first, vals, n, t, f, idx, c);
 	else

@@ -109,6 +109,6 @@ int mm_do_madvise(struct mm_model *mm, struct mm_thread *t, const struct pt_even
 	else if (advice == PT_ADV_PAGEOUT)
 		for (uint32_t i = 0; i < n && ref_check(mm, t, s, v[i].start, v[i].end, "madvise"); i++)
 			;
-	vma_ranges_free(v, room);
+	room_free(v, room);
 	return rc;
 }

@@ -639,16 +639,29 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
  * the end of the VMA below it and the start of the one above (0: none), with the VMAs gone. */
 void pgtables_floor_ceiling(const struct mm_space *s, uint64_t start, uint64_t end, uint64_t *floor,
 			    uint64_t *ceiling);
-/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out: room (the caller's,
- * VMA_RANGE_ROOM of them) where they fit, else malloc'd; vma_ranges_free() of *out ends it. */
-#define VMA_RANGE_ROOM 8
-uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range *room,
-		       struct vma_range **out);
-static inline void vma_ranges_free(struct vma_range *v, const struct vma_range *room)
+/*! room_get() : an array of n entries of size bytes: room (the caller's, on its stack or in its
+ * struct, cap entries) where they fit, else malloc'd; room_free() ends it.  (An op's arrays are
+ * mostly small: they then take no allocation.) */
+static inline void *room_get(void *room, size_t cap, size_t n, size_t size)
+{
+	void *v = n <= cap ? room : malloc(n * size);
+	if (!v)
+		abort();
+	return v;
+}
+
+/*! room_free() : the end of an array from room_get() (or grown from room onto the heap). */
+static inline void room_free(void *v, const void *room)
 {
 	if (v != room)
 		free(v);
 }
+
+/*! vmas_in_range() : the parts of VMAs inside [start, end), in order, in *out: room_get() of room
+ * (VMA_RANGE_ROOM of them); room_free(*out, room) ends it. */
+#define VMA_RANGE_ROOM 8
+uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct vma_range *room,
+		       struct vma_range **out);
 /*! ref_check_ranges() : ref_check() over the VMA parts v[0..n) an op emptied and the PMD-sized
  * margins around [start, end), only where mappings were. */
 void ref_check_ranges(struct mm_model *mm, struct mm_thread *t, struct mm_space *s,

@@ -254,10 +254,8 @@ void tlb_finish_mmu(struct mm_model *mm, struct mm_thread *t, struct mmu_gather 
 {
 	tlb_flush_mmu(mm, t, tlb);
 	tlb->s->tlb_flush_pending--;	/* dec_tlb_flush_pending() */
-	if (tlb->pages != tlb->page_room)
-		free(tlb->pages);
-	if (tlb->tables != tlb->table_room)
-		free(tlb->tables);
+	room_free(tlb->pages, tlb->page_room);
+	room_free(tlb->tables, tlb->table_room);
 	tlb->pages = NULL;
 	tlb->tables = NULL;
 }

@@ -138,9 +138,7 @@ uint32_t vmas_in_range(struct mm_space *s, uint64_t start, uint64_t end, struct 
 	uint32_t first = vma_index_above(s, start), n = 0;
 	while (first + n < s->nvma && s->vma[first + n].start < end)
 		n++;
-	struct vma_range *v = n <= VMA_RANGE_ROOM ? room : malloc(n * sizeof(*v));
-	if (!v)
-		abort();
+	struct vma_range *v = room_get(room, VMA_RANGE_ROOM, n, sizeof(*v));
 	for (uint32_t k = 0; k < n; k++) {
 		const struct mm_vma *a = &s->vma[first + k];
 		v[k] = (struct vma_range){ a->start > start ? a->start : start, a->end < end ? a->end : end, a->flags,
@@ -272,7 +270,7 @@ int do_munmap(struct mm_model *mm, struct mm_thread *t, struct mm_space *s, uint
 	struct vma_range room[VMA_RANGE_ROOM], *v;
 	uint32_t n = vmas_in_range(s, start, start + len, room, &v);
 	int rc = munmap_vmas(mm, t, s, start, start + len, v, n);
-	vma_ranges_free(v, room);
+	room_free(v, room);
 	return rc;
 }
 
@@ -293,7 +291,7 @@ int mm_do_munmap(struct mm_model *mm, struct mm_thread *t, const struct pt_event
 	/* exactly the range goes: what was mapped in it, and what is left of a THP or a contpte
 	 * block split at its ends (the holes between VMAs had nothing to lose) */
 	ref_check_ranges(mm, t, s, v, n, start, end, "munmap");
-	vma_ranges_free(v, room);
+	room_free(v, room);
 	return rc;
 }
 

@@ -712,28 +712,14 @@ static struct vmap_op vmap_op_new(struct mm_model *mm, struct mm_thread *t, uint
 
 /* ---- the ops ---- */
 
-/* An area's page array of n entries: room (PAGES_ROOM of them, the caller's) where they fit, the
- * common small area, else malloc'd; pages_free() ends it. */
+/* an area's page array: room_get() of the caller's room for this many (a small area's) */
 #define PAGES_ROOM 64
-static uint64_t *pages_get(uint64_t *room, uint64_t n)
-{
-	uint64_t *pages = n <= PAGES_ROOM ? room : malloc(n * sizeof(*pages));
-	if (!pages)
-		abort();
-	return pages;
-}
-
-static void pages_free(uint64_t *pages, const uint64_t *room)
-{
-	if (pages != room)
-		free(pages);
-}
 
 /* __vmalloc_area_node(): the pages (of the area's page order), then vmap_pages_range() */
 static int __vmalloc_area_node(struct vmap_op *op, uint64_t va, uint64_t size, unsigned shift, unsigned node)
 {
 	uint64_t chunk = 1ull << shift, nr = size >> shift;
-	uint64_t room[PAGES_ROOM], *pages = pages_get(room, nr);
+	uint64_t room[PAGES_ROOM], *pages = room_get(room, PAGES_ROOM, nr, sizeof(*pages));
 	int err = 0;
 	/* vm_area_alloc_pages() */
 	uint64_t got = 0;
@@ -752,7 +738,7 @@ static int __vmalloc_area_node(struct vmap_op *op, uint64_t va, uint64_t size, u
 	}
 	for (uint64_t i = 0; i < got && !err; i++)
 		ref_set_run(op->k, va + i * chunk, chunk >> PAGE_SHIFT, pages[i], REF_PRESENT | REF_READ | REF_WRITE);
-	pages_free(pages, room);
+	room_free(pages, room);
 	return err;
 }
 
@@ -933,7 +919,7 @@ int mm_do_vfree(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 	if (v && v->start == va && (v->flags & VM_AREA_ALLOC) && !(v->flags & VM_AREA_UNLINKED)) {
 		/* vm->pages: one per page of the area's order, found again in the reference map */
 		uint64_t chunk = PAGE_SIZE << v->order;
-		pages = pages_get(room, (v->end - v->start) / chunk + 1);
+		pages = room_get(room, PAGES_ROOM, (v->end - v->start) / chunk + 1, sizeof(*pages));
 		for (uint64_t a = v->start; a < v->end; a += chunk) {
 			uint64_t r = ref_get(op.k, a);
 			if (r & REF_PRESENT)
@@ -960,7 +946,7 @@ int mm_do_vfree(struct mm_model *mm, struct mm_thread *t, const struct pt_event 
 	ref_clear_range(op.k, area.start, area.end);
 	ref_check(mm, t, op.k, area.start, area.end, "vfree");
 out:
-	pages_free(pages, room);
+	room_free(pages, room);
 	mm_site(mm, t, prev);
 	return rc;
 }

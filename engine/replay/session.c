@@ -78,6 +78,15 @@ MODEL_EMIT_OF(model_emit_write, PT_EV_PT_WRITE, pt_machine_write_event)
 MODEL_EMIT_OF(model_emit_tlbi, PT_EV_TLBI, pt_machine_tlbi_event)
 MODEL_EMIT_OF(model_emit_access, PT_EV_ACCESS, pt_machine_access_event)
 
+/* n model events of a kind (a valid one), counted as model_emit() counts each before its
+ * kind's own counts (count_kind()) */
+static inline void count_model_events(struct pt_session *s, unsigned kind, unsigned n)
+{
+	s->k.model_events += n;
+	s->k.events += n;
+	s->k.by_kind[kind] += n;
+}
+
 /*
  * model_emit() of a page_free: counted by what its first page was before it (count_free()), which
  * the machine tells once it is freed, without a look-up of its own (a frame made for the look-up
@@ -91,9 +100,7 @@ static void model_emit_free(void *ctx, const struct pt_event *ev)
 		model_emit(s, ev);
 		return;
 	}
-	s->k.model_events++;
-	s->k.events++;
-	s->k.by_kind[PT_EV_PAGE_FREE]++;
+	count_model_events(s, PT_EV_PAGE_FREE, 1);
 	bool table = pt_machine_free_event(s->m, ev);
 	count_frees(s, ev->order, !table, table);
 }
@@ -150,9 +157,7 @@ static void model_emit_run(void *ctx, const struct pt_event *first, const uint64
 	}
 	struct pt_counters *k = &s->k;
 	s->run_events += n;
-	k->model_events += n;
-	k->events += n;
-	k->by_kind[first->kind] += n;
+	count_model_events(s, first->kind, n);
 	if (vals) {
 		k->pt_writes += n;
 		s->op->pt_writes += n;
