@@ -65,10 +65,7 @@ uint64_t __get_and_clear_full_ptes(struct mm_model *mm, struct mm_thread *t, uin
 	uint64_t old[PTRS_PER_PTE];
 	if (mm_step_clear_run(mm, t, ptep, old, nr)) {
 		/* __ptep_get_and_clear() is a read and a store: the loop went as one run */
-		uint64_t pte = old[0];
-		for (unsigned i = 1; i < nr; i++)
-			pte = pte_gather_ad(pte, old[i]);
-		return pte;
+		return pte_gather_ad_run(old[0], old + 1, nr - 1);
 	}
 	uint64_t pte = __ptep_get_and_clear(mm, t, ptep);
 	for (unsigned i = 1; i < nr; i++) {
@@ -110,8 +107,7 @@ static void contpte_convert(struct mm_model *mm, struct mm_thread *t, struct mm_
 	uint64_t old[CONT_PTES];
 	if (mm_step_clear_each_run(mm, t, start_ptep, old, CONT_PTES)) {
 		/* the (step, __ptep_get_and_clear()) loop below, as one run */
-		for (unsigned i = 0; i < CONT_PTES; i++)
-			pte = pte_gather_ad(pte, old[i]);
+		pte = pte_gather_ad_run(pte, old, CONT_PTES);
 	} else {
 		for (unsigned i = 0; i < CONT_PTES; i++) {
 			if (!mm_step(mm, t))

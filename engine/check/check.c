@@ -807,10 +807,11 @@ static bool overlaps_lazy_area(const struct pt_machine *m, uint64_t va, uint64_t
 }
 
 /* Is a stale kernel translation of [va, va+size) one the purge list defers (the vmap area it
- * belongs to is reserved until __purge_vmap_area_lazy() flushes it)? */
+ * belongs to is reserved until __purge_vmap_area_lazy() flushes it)?  (The areas are asked
+ * newest first: a vfree()'s clears and pages are asked of the area it just put there.) */
 static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t size)
 {
-	return kernel_va(m, va) && pt_machine_va_lazy(m, va, size);
+	return kernel_va(m, va) && pt_machine_va_lazy_newest(m, va, size);
 }
 
 /* ---- hooks ---- */
@@ -2530,8 +2531,12 @@ static void end_pending(struct pt_checker *c, struct pt_machine *m, unsigned cpu
 		if (fr->state != PT_FS_TABLE || !fr->level_known)
 			continue;
 		/* what the store leaves walkable first (the tests have no side effects: the cheapest
-		 * go first) */
-		uint64_t vis = pt_machine_entry_visible(m, f, idx), now = pt_machine_entry_latest(m, f, idx);
+		 * go first); an invalid entry is neither leaf nor table (most stores pending at a
+		 * return make an entry a fault found empty): the latest value is not read for it */
+		uint64_t vis = pt_machine_entry_visible(m, f, idx);
+		if (!pt_desc_valid(vis))
+			continue;
+		uint64_t now = pt_machine_entry_latest(m, f, idx);
 		bool leaf = pt_desc_is_leaf(vis, fr->level) &&
 			    !pt_stale_is_harmless(vis, now, (unsigned)fr->level, pt_machine_lpa2(m));
 		bool table = pt_desc_is_table(vis, fr->level) && vis != now;

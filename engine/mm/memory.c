@@ -45,15 +45,16 @@ static unsigned folio_pte_batch(struct mm_model *mm, struct mm_thread *t, uint64
 		 * <= in_folio): folio_covers() of it asks only whether that page is still the
 		 * folio's (pt_machine_data_pages() of it).  The entries are read first, to the first that fails
 		 * its test, and the pages they map asked after, at once: the loop stops at the first
-		 * entry that fails either, having read it (reads), or at max_nr */
-		uint64_t e = expected;
+		 * entry that fails either, having read it (reads), or at max_nr.  The entries read are
+		 * all in ptep's table (max_nr, bounded by zap_pte_range()'s end, does not pass the
+		 * PMD): what mm_entry_at() gives of each is its latest value there, looked up once
+		 * (none: 0 for each, which fails the test, expected being present) */
 		const uint64_t *latest = NULL;
+		mm_entry_at(mm, ptep, 0, &latest);
+		const uint64_t *p = latest ? latest + ((ptep >> 3) & (PTRS_PER_PTE - 1)) : NULL;
 		unsigned same = 1;	/* entries that pass the first test, with the first */
-		for (; same < max_nr; same++) {
-			e += PAGE_SIZE;
-			if ((mm_entry_at(mm, ptep + 8, same - 1, &latest) & ~ignore) != e)
-				break;
-		}
+		while (p && same < max_nr && (p[same] & ~ignore) == expected + (uint64_t)same * PAGE_SIZE)
+			same++;
 		/* those entries map pa + PAGE_SIZE on, in order (the test holds their address) */
 		nr = 1 + pt_machine_data_pages(mm->m, pa + PAGE_SIZE, same - 1, order);
 		unsigned reads = nr < max_nr ? nr : nr - 1;

@@ -499,6 +499,25 @@ static inline uint64_t pte_gather_ad(uint64_t pte, uint64_t from)
 		pte = pte_mkyoung(pte);
 	return pte;
 }
+/*! pte_gather_ad_run() : pte_gather_ad() of pte with from[0], from[1], ... from[n - 1] in turn.
+ * pte_mkdirty() and pte_mkyoung() are idempotent, read only pte's DBM (which neither changes)
+ * and commute: the result is pte made dirty if any of them is dirty, and young if any is young.
+ * Those are found by ORs alone (no branch per entry): hardware-dirty is DBM (bit 51) set with
+ * RDONLY (bit 7, shifted up to 51) clear. */
+static inline uint64_t pte_gather_ad_run(uint64_t pte, const uint64_t *from, unsigned n)
+{
+	uint64_t any = 0, hw = 0;
+	for (unsigned i = 0; i < n; i++) {
+		any |= from[i];
+		hw |= from[i] & ~(from[i] << (51 - 7));
+	}
+	_Static_assert(PT_DESC_DBM == PT_DESC_RDONLY << (51 - 7), "DBM is RDONLY shifted by 44");
+	if ((any & PT_DESC_DIRTY) || (hw & PT_DESC_DBM))
+		pte = pte_mkdirty(pte);
+	if (any & PT_DESC_AF)
+		pte = pte_mkyoung(pte);
+	return pte;
+}
 
 /* Entry physical address of va's PGD/PUD/PMD/PTE entry in space s, walking existing tables
  * (program order); 0 if a level on the way is not a table. */

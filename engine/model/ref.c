@@ -826,7 +826,13 @@ static inline uint64_t pte_none_until(const struct walk_cache *wc, uint64_t va, 
 		unsigned i = (unsigned)((va - base) >> PAGE_SHIFT) & (PT_PTRS - 1);
 		uint64_t more = wc->pte_stored[i / 64] >> (i % 64);
 		if (!more) {
-			va += (64 - i % 64) * PAGE_SIZE;	/* entries never stored to are zero */
+			/* entries never stored to are zero: on to the first later word with an
+			 * entry stored to, or the table's end (the 2M's, which stop is not past):
+			 * where the loop stepped a word at a time to there, or to stop first */
+			unsigned w = i / 64 + 1;
+			while (w < PT_PTRS / 64 && !wc->pte_stored[w])
+				w++;
+			va += ((uint64_t)w * 64 - i) * PAGE_SIZE;
 			continue;
 		}
 		/* the entries stored to, a run of consecutive ones at a time (a clear leaves
