@@ -811,7 +811,7 @@ static bool overlaps_lazy_area(const struct pt_machine *m, uint64_t va, uint64_t
  * newest first: a vfree()'s clears and pages are asked of the area it just put there.) */
 static bool lazily_flushed(const struct pt_machine *m, uint64_t va, uint64_t size)
 {
-	return kernel_va(m, va) && pt_machine_va_lazy_newest(m, va, size);
+	return kernel_va(m, va) && pt_machine_va_lazy(m, va, size);
 }
 
 /* ---- hooks ---- */

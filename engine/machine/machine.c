@@ -4005,7 +4005,9 @@ uint32_t pt_machine_pending_op(const struct pt_machine *m, unsigned cpu, uint32_
 
 bool pt_machine_va_lazy(const struct pt_machine *m, uint64_t va, uint64_t size)
 {
-	for (uint32_t i = 0; i < m->lazy_areas.n; i++) {
+	/* newest first (any area answers): what the checkers ask of is mostly the area a vfree()
+	 * just put on the list, last */
+	for (uint32_t i = m->lazy_areas.n; i-- > 0;) {
 		const struct lazy_area *a = &m->lazy_areas.v[i];
 		if (va >= a->start && va - a->start < a->end - a->start && size <= a->end - va)
 			return true;
@@ -4024,13 +4026,3 @@ void pt_machine_lazy_area(const struct pt_machine *m, uint32_t i, uint64_t *star
 unsigned pt_machine_last_cpu(const struct pt_machine *m) { return m->last_cpu; }
 
 uint64_t pt_machine_pos_gen(const struct pt_machine *m) { return m->pos_gen; }
-
-bool pt_machine_va_lazy_newest(const struct pt_machine *m, uint64_t va, uint64_t size)
-{
-	for (uint32_t i = m->lazy_areas.n; i-- > 0;) {
-		const struct lazy_area *a = &m->lazy_areas.v[i];
-		if (va >= a->start && va - a->start < a->end - a->start && size <= a->end - va)
-			return true;
-	}
-	return false;
-}

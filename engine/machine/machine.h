@@ -429,9 +429,4 @@ bool pt_pgattr_change_is_safe(uint64_t old, uint64_t new);
  * added or removed, and at a reset; a position's frame, VA and tag never change in place. */
 uint64_t pt_machine_pos_gen(const struct pt_machine *m);
 
-/*! pt_machine_va_lazy_newest() : pt_machine_va_lazy(), asked of the areas newest first (the
- * same answer: is any area around [va, va+size)?); the area a check asks of is mostly the one
- * a vfree() just put on the purge list. */
-bool pt_machine_va_lazy_newest(const struct pt_machine *m, uint64_t va, uint64_t size);
-
 #endif
