@@ -80,20 +80,29 @@ uint64_t mm_read(struct mm_model *mm, struct mm_thread *t, uint64_t entry_pa)
 }
 
 /*
+ * The entries of the page entry_pa is in from entry_pa on, at most n of them (*k: how many):
+ * where the page is a table, its latest entries from entry_pa's on, which mm_entry_at() reads
+ * one by one, looking them up once a page; else NULL (no table: mm_entry_at() gives 0 for each).
+ */
+static inline const uint64_t *page_latest(struct mm_model *mm, uint64_t entry_pa, unsigned n, unsigned *k)
+{
+	unsigned idx = (unsigned)((entry_pa >> 3) & (PTRS_PER_PTE - 1));
+	*k = n < PTRS_PER_PTE - idx ? n : PTRS_PER_PTE - idx;
+	uint32_t f = pt_machine_lookup(mm->m, entry_pa);
+	const uint64_t *latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
+	return latest ? latest + idx : NULL;
+}
+
+/*
  * mm_entry_at() of entries 0..n-1 from entry_pa on (an entry's address, 8-aligned): a page's
- * entries at a time, from the latest entries of its frame, which mm_entry_at() reads one by one
- * (no table there: zeros, as mm_entry_at() gives each).
+ * entries at a time (page_latest()).
  */
 void mm_peek(struct mm_model *mm, uint64_t entry_pa, uint64_t *old, unsigned n)
 {
 	for (unsigned i = 0, k; i < n; i += k) {
-		uint64_t pa = entry_pa + 8ull * i;
-		unsigned idx = (unsigned)((pa >> 3) & 511);
-		k = n - i < PTRS_PER_PTE - idx ? n - i : PTRS_PER_PTE - idx;
-		uint32_t f = pt_machine_lookup(mm->m, pa);
-		const uint64_t *latest = f == PT_NO_FRAME ? NULL : pt_machine_table_latest(mm->m, f);
+		const uint64_t *latest = page_latest(mm, entry_pa + 8ull * i, n - i, &k);
 		if (latest)
-			memcpy(old + i, latest + idx, k * sizeof(*old));
+			memcpy(old + i, latest, k * sizeof(*old));
 		else
 			memset(old + i, 0, k * sizeof(*old));
 	}
@@ -110,9 +119,21 @@ unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_
 {
 	unsigned i = 0;
 	if (n > 1 && !mm->no_runs) {
-		const uint64_t *latest = NULL;
-		while (i < n && pte_none(mm_entry_at(mm, entry_pa, i, &latest)))
-			i++;
+		/* mm_entry_at() of each, in order, a page of them at a time (page_latest(); no
+		 * table: all none): two at a time while both are none (pte_none() is a test for
+		 * zero: of their OR, of both), then one at a time to the first that is not */
+		for (unsigned k; i < n; i += k) {
+			const uint64_t *p = page_latest(mm, entry_pa + 8ull * i, n - i, &k);
+			unsigned j = 0;
+			while (p && j + 1 < k && pte_none(p[j] | p[j + 1]))
+				j += 2;
+			while (p && j < k && pte_none(p[j]))
+				j++;
+			if (p && j < k) {
+				i += j;
+				break;
+			}
+		}
 		if (mm_sched_points(mm, t, PT_SCHED_READ, i < n ? i + 1 : n))
 			return i;
 	}
