@@ -1457,17 +1457,6 @@ static bool tlbi_matches(const struct pend_tlbi *t, bool global, uint16_t asid, 
 	return tlbi_leaf_matches(&lm, global, asid, va, size, level);
 }
 
-/* The bits of word w of a table's entry bitmap for entries [lo, hi) (lo <= hi <= PT_PTRS). */
-static inline uint64_t bits_in(unsigned w, unsigned lo, unsigned hi)
-{
-	unsigned a = lo > w * 64 ? lo - w * 64 : 0, b = hi > w * 64 ? hi - w * 64 : 0;
-	a = a < 64 ? a : 64;
-	b = b < 64 ? b : 64;
-	if (a >= b)
-		return 0;
-	return (b == 64 ? ~0ull : (1ull << b) - 1) & ~((1ull << a) - 1);
-}
-
 /* A stale walk entry is removed by a TLBI that does not remove every leaf cached through it:
  * those it leaves (outside its VA range, or of another level than its TTL hint) stay cached. */
 static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pend_tlbi *t, uint64_t mask)
@@ -1481,26 +1470,11 @@ static void materialize_leaves(struct pt_machine *m, uint32_t p, const struct pe
 	uint64_t size = pt_level_size(level);
 	struct tlbi_leaf_match lm;
 	tlbi_leaf_match_init(&lm, t);
-	/* Entries [lo, hi) hold no leaf the TLBI leaves: with no TTL hint and an ASID test that
-	 * every leaf of the position passes (a global leaf passes any; a global position's leaves
-	 * are all global), tlbi_leaf_matches() is true of each leaf whose VAs meet the TLBI's range,
-	 * at entries lo (the first whose last VA is at or above lm.va) to hi - 1 (the last whose VA
-	 * is at or below lm.last).  Their visible values need not be read: the scan skips them. */
-	unsigned lo = 0, hi = 0;
-	if (!lm.asid_only && !lm.ttl && (lm.all_asids || pp.global || pp.asid == lm.asid)) {
-		hi = PT_PTRS;
-		if (!lm.all_vas) {
-			uint64_t from = lm.va > pp.va ? (lm.va - pp.va) / size : 0;
-			uint64_t to = lm.last < pp.va ? 0 : (lm.last - pp.va) / size + 1;
-			lo = from < PT_PTRS ? (unsigned)from : PT_PTRS;
-			hi = to < PT_PTRS ? (unsigned)to : PT_PTRS;
-		}
-	}
 	/* in index order, the entries stored to only (the others are zero), by their bits, word by
 	 * word: fact_add() changes no frame and no table, so the table, its level and its bits are
 	 * what they were at the start throughout */
 	for (unsigned w = 0; w < PT_PTRS / 64; w++) {
-		for (uint64_t b = tbl->dirty[w] & ~bits_in(w, lo, hi); b; b &= b - 1) {
+		for (uint64_t b = tbl->dirty[w]; b; b &= b - 1) {
 			unsigned i = w * 64 + (unsigned)__builtin_ctzll(b);
 			uint64_t d = tbl->visible[i];
 			if (!pt_desc_is_leaf(d, level))
