@@ -556,12 +556,7 @@ static struct pt_table *table_new(struct pt_machine *m)
 			t->vis_tables[w] = 0;
 		}
 		t->cont_groups = 0;
-		/* ncont as two 16-byte stores: a memset() of it was a `rep stos`, whose start-up
-		 * cost more than the clear itself */
-		_Static_assert(sizeof(t->ncont) == 2 * sizeof(u64x2), "ncont is two vectors");
-		const u64x2 zero = { 0, 0 };
-		memcpy(t->ncont, &zero, sizeof(zero));
-		memcpy(t->ncont + sizeof(zero), &zero, sizeof(zero));
+		memset(t->ncont, 0, sizeof(t->ncont));
 	} else {
 		if (!(t = malloc(sizeof(*t))))
 			abort();

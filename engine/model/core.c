@@ -119,17 +119,19 @@ unsigned mm_read_until_present(struct mm_model *mm, struct mm_thread *t, uint64_
 {
 	unsigned i = 0;
 	if (n > 1 && !mm->no_runs) {
-		/* mm_entry_at() of each, in order, a page of them at a time (page_latest(); no
-		 * table: all none): two at a time while both are none (pte_none() is a test for
-		 * zero: of their OR, of both), then one at a time to the first that is not */
+		/* mm_entry_at() of each, in order, a page of them at a time (page_latest()): two at
+		 * a time while both are none (pte_none() is a test for zero: of their OR, of both),
+		 * then one at a time to the first that is not */
 		for (unsigned k; i < n; i += k) {
 			const uint64_t *p = page_latest(mm, entry_pa + 8ull * i, n - i, &k);
+			if (!p)
+				continue;	/* no table: all none */
 			unsigned j = 0;
-			while (p && j + 1 < k && pte_none(p[j] | p[j + 1]))
+			while (j + 1 < k && pte_none(p[j] | p[j + 1]))
 				j += 2;
-			while (p && j < k && pte_none(p[j]))
+			while (j < k && pte_none(p[j]))
 				j++;
-			if (p && j < k) {
+			if (j < k) {
 				i += j;
 				break;
 			}
